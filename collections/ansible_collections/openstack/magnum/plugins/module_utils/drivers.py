@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Driver registry: (coe, server_type, os_distro) -> driver, and its roles.
+
+A driver is data plus roles. The registry declares which triples the project
+knows; a driver is *installed* when every role it names is present in the
+collection. A triple with no declared driver is refused at request time with
+Magnum's "Cluster type (...) not supported"; a declared driver whose roles are
+missing makes the operation end ``*_FAILED`` with the reason.
+
+Per-COE facts (allowed network/volume/storage drivers, their defaults and the
+API port) live here too, because they are what a driver supports.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    ClusterTypeNotSupported, Invalid)
+
+COES = ('kubernetes', 'swarm', 'mesos')
+SERVER_TYPES = ('vm', 'bm')
+
+COE_FACTS = {
+    'kubernetes': {
+        'network_drivers': ('flannel', 'calico'), 'default_network_driver': 'flannel',
+        'volume_drivers': ('cinder',),
+        'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
+        'default_storage_driver': 'devicemapper', 'api_port': 6443,
+    },
+    'swarm': {
+        'network_drivers': ('docker', 'flannel'), 'default_network_driver': 'docker',
+        'volume_drivers': ('rexray',),
+        'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
+        'default_storage_driver': 'devicemapper', 'api_port': 2376,
+    },
+    'mesos': {
+        'network_drivers': ('docker',), 'default_network_driver': 'docker',
+        'volume_drivers': ('rexray',), 'storage_drivers': (),
+        'default_storage_driver': None, 'api_port': 5050,
+    },
+}
+
+# Minimum docker_volume_size (GB) per storage driver.
+VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
+
+
+class Driver(object):
+    def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES):
+        self.name = name
+        self.coe = coe
+        self.os_distros = tuple(os_distros)
+        self.server_types = tuple(server_types)
+        self.roles = tuple(roles)
+
+    def handles(self, coe, server_type, os_distro):
+        return (coe == self.coe and server_type in self.server_types
+                and os_distro in self.os_distros)
+
+    def missing_roles(self, roles_dir):
+        return [r for r in self.roles if not os.path.isdir(os.path.join(roles_dir, r))]
+
+    def as_dict(self, roles_dir=None):
+        data = {'name': self.name, 'coe': self.coe, 'os_distros': list(self.os_distros),
+                'server_types': list(self.server_types), 'roles': list(self.roles)}
+        if roles_dir is not None:
+            missing = self.missing_roles(roles_dir)
+            data['installed'] = not missing
+            data['missing_roles'] = missing
+        return data
+
+
+REGISTRY = (
+    Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',)),
+    Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',)),
+    Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),
+)
+
+
+def find(coe, server_type, os_distro):
+    """The driver for a triple, or raise Magnum's 400."""
+    for driver in REGISTRY:
+        if driver.handles(coe, server_type, os_distro):
+            return driver
+    raise ClusterTypeNotSupported(server_type, os_distro, coe)
+
+
+def by_name(name):
+    for driver in REGISTRY:
+        if driver.name == name:
+            return driver
+    raise Invalid("Unknown driver %s." % name)
+
+
+def default_roles_dir():
+    """The collection's roles directory, seen from a file on disk."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, '..', '..', 'roles'))
+
+
+def coe_facts(coe):
+    if coe not in COE_FACTS:
+        raise Invalid("Invalid input for field/attribute coe. Value: %r. "
+                      "Value should be one of: %s" % (coe, ', '.join(COES)))
+    return COE_FACTS[coe]

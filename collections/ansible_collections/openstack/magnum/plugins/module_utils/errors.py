@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Errors of the core, each carrying the HTTP status Magnum gives it.
+
+The API turns them into Magnum's error body; modules turn them into fail_json.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+
+class MagnumError(Exception):
+    """Base error. ``code`` is the HTTP status Magnum answers with."""
+
+    code = 500
+
+    def __init__(self, message, code=None):
+        super(MagnumError, self).__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+    def __str__(self):
+        return self.message
+
+
+class Invalid(MagnumError):
+    code = 400
+
+
+class NotSupported(Invalid):
+    pass
+
+
+class PatchError(Invalid):
+    pass
+
+
+class ClusterTypeNotSupported(Invalid):
+    def __init__(self, server_type, os_distro, coe):
+        super(ClusterTypeNotSupported, self).__init__(
+            "Cluster type (%s, %s, %s) not supported." % (server_type, os_distro, coe))
+
+
+class NotFound(MagnumError):
+    code = 404
+
+
+class NotAuthorized(MagnumError):
+    code = 403
+
+
+class ResourceLimitExceeded(NotAuthorized):
+    pass
+
+
+class Conflict(MagnumError):
+    code = 409
+
+
+class OperationNotAllowed(Conflict):
+    """An operation asked for while the resource's status forbids it."""
+
+
+def not_found(kind, ident):
+    return NotFound("%s %s could not be found." % (kind, ident))

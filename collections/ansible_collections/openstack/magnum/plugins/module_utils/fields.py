@@ -1,0 +1,183 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Typed field tables of every resource and the coercion of input values."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible.module_utils.six import string_types, integer_types
+
+from ansible_collections.openstack.magnum.plugins.module_utils import labels
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+STR, INT, BOOL, DICT, LIST = 'str', 'int', 'bool', 'dict', 'list'
+
+# name -> (type, default). ``None`` default means unset.
+CLUSTER_TEMPLATE = {
+    'uuid': (STR, None), 'name': (STR, None), 'coe': (STR, None), 'image_id': (STR, None),
+    'flavor_id': (STR, 'm1.small'), 'master_flavor_id': (STR, 'm1.small'),
+    'dns_nameserver': (STR, '8.8.8.8'), 'keypair_id': (STR, None),
+    'external_network_id': (STR, None), 'fixed_network': (STR, None),
+    'fixed_subnet': (STR, None), 'network_driver': (STR, None), 'volume_driver': (STR, None),
+    'apiserver_port': (INT, None), 'docker_volume_size': (INT, None),
+    'docker_storage_driver': (STR, None), 'cluster_distro': (STR, None),
+    'http_proxy': (STR, None), 'https_proxy': (STR, None), 'no_proxy': (STR, None),
+    'registry_enabled': (BOOL, False), 'labels': (DICT, {}), 'tls_disabled': (BOOL, False),
+    'public': (BOOL, False), 'server_type': (STR, 'vm'), 'insecure_registry': (STR, None),
+    'master_lb_enabled': (BOOL, False), 'floating_ip_enabled': (BOOL, True),
+    'hidden': (BOOL, False), 'tags': (STR, None), 'driver': (STR, None),
+    'project_id': (STR, None), 'user_id': (STR, None),
+    'created_at': (STR, None), 'updated_at': (STR, None),
+}
+TEMPLATE_MANDATORY = ('coe', 'image_id', 'external_network_id')
+TEMPLATE_READ_ONLY = ('uuid', 'cluster_distro', 'driver', 'project_id', 'user_id',
+                      'created_at', 'updated_at')
+# Fields that stay changeable once clusters use the template.
+TEMPLATE_UPDATABLE_IN_USE = ('name', 'public', 'hidden')
+# Fields a JSON-patch may not remove.
+TEMPLATE_NOT_REMOVABLE = TEMPLATE_MANDATORY + (
+    'network_driver', 'tls_disabled', 'public', 'server_type', 'registry_enabled',
+    'cluster_distro', 'hidden')
+
+CLUSTER = {
+    'uuid': (STR, None), 'name': (STR, None), 'cluster_template_id': (STR, None),
+    'keypair': (STR, None), 'node_count': (INT, 1), 'master_count': (INT, 1),
+    'docker_volume_size': (INT, None), 'labels': (DICT, None),
+    'master_flavor_id': (STR, None), 'flavor_id': (STR, None),
+    'create_timeout': (INT, 60), 'discovery_url': (STR, None),
+    'status': (STR, None), 'status_reason': (STR, None),
+    'health_status': (STR, None), 'health_status_reason': (DICT, {}),
+    'api_address': (STR, None), 'coe_version': (STR, None), 'container_version': (STR, None),
+    'project_id': (STR, None), 'user_id': (STR, None),
+    'node_addresses': (LIST, []), 'master_addresses': (LIST, []),
+    'fixed_network': (STR, None), 'fixed_subnet': (STR, None),
+    'floating_ip_enabled': (BOOL, None), 'master_lb_enabled': (BOOL, None),
+    'merge_labels': (BOOL, False), 'labels_overridden': (DICT, {}),
+    'labels_added': (DICT, {}), 'labels_skipped': (DICT, {}),
+    'stack_id': (STR, None), 'created_at': (STR, None), 'updated_at': (STR, None),
+}
+CLUSTER_CREATE_INPUT = (
+    'name', 'cluster_template_id', 'keypair', 'node_count', 'master_count',
+    'docker_volume_size', 'labels', 'master_flavor_id', 'flavor_id', 'create_timeout',
+    'discovery_url', 'fixed_network', 'fixed_subnet', 'floating_ip_enabled',
+    'master_lb_enabled', 'merge_labels', 'uuid')
+CLUSTER_UPDATABLE = ('node_count', 'health_status', 'health_status_reason')
+
+NODEGROUP = {
+    'uuid': (STR, None), 'name': (STR, None), 'cluster_id': (STR, None),
+    'project_id': (STR, None), 'docker_volume_size': (INT, None), 'labels': (DICT, None),
+    'flavor_id': (STR, None), 'image_id': (STR, None), 'node_addresses': (LIST, []),
+    'node_count': (INT, 1), 'role': (STR, 'worker'), 'min_node_count': (INT, 0),
+    'max_node_count': (INT, None), 'is_default': (BOOL, False), 'stack_id': (STR, None),
+    'status': (STR, None), 'status_reason': (STR, None), 'version': (STR, None),
+    'merge_labels': (BOOL, False), 'labels_overridden': (DICT, {}),
+    'labels_added': (DICT, {}), 'labels_skipped': (DICT, {}),
+    'node_labels': (DICT, {}), 'node_taints': (LIST, []),
+    'created_at': (STR, None), 'updated_at': (STR, None),
+}
+NODEGROUP_CREATE_INPUT = (
+    'name', 'docker_volume_size', 'labels', 'flavor_id', 'image_id', 'node_count', 'role',
+    'min_node_count', 'max_node_count', 'merge_labels', 'node_labels', 'node_taints')
+NODEGROUP_UPDATABLE = ('min_node_count', 'max_node_count', 'node_labels', 'node_taints')
+
+FEDERATION = {
+    'uuid': (STR, None), 'name': (STR, None), 'project_id': (STR, None),
+    'hostcluster_id': (STR, None), 'member_ids': (LIST, []), 'status': (STR, None),
+    'status_reason': (STR, None), 'properties': (DICT, {}),
+    'created_at': (STR, None), 'updated_at': (STR, None),
+}
+FEDERATION_UPDATABLE = ('member_ids', 'properties')
+
+QUOTA = {
+    'id': (INT, None), 'project_id': (STR, None), 'resource': (STR, 'Cluster'),
+    'hard_limit': (INT, None), 'created_at': (STR, None), 'updated_at': (STR, None),
+}
+
+# Dict fields that also accept the CLI's "k=v,k2=v2" form.
+LABEL_FIELDS = ('labels', 'node_labels', 'properties')
+
+_BOOL_TRUE = ('true', '1', 'yes', 'on', 't', 'y')
+_BOOL_FALSE = ('false', '0', 'no', 'off', 'f', 'n')
+
+
+def wrong(field, value, why):
+    return Invalid("Invalid input for field/attribute %s. Value: %r. %s" % (field, value, why))
+
+
+def coerce(table, field, value):
+    """Convert ``value`` to the type of ``field`` in ``table``; raise Invalid."""
+    if value is None:
+        return None
+    kind = table[field][0]
+    if kind == STR:
+        if isinstance(value, (dict, list)):
+            raise wrong(field, value, "Wrong type. Expected 'str'.")
+        return value if isinstance(value, string_types) else str(value)
+    if kind == INT:
+        if isinstance(value, bool):
+            raise wrong(field, value, "Wrong type. Expected 'int'.")
+        if isinstance(value, integer_types):
+            return int(value)
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            raise wrong(field, value, "unable to convert to int")
+    if kind == BOOL:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in _BOOL_TRUE:
+            return True
+        if text in _BOOL_FALSE:
+            return False
+        raise wrong(field, value, "Wrong type. Expected 'bool'.")
+    if kind == DICT:
+        if isinstance(value, dict):
+            return value
+        if isinstance(value, string_types):
+            import json
+            try:
+                loaded = json.loads(value)
+            except ValueError:
+                loaded = None
+            if isinstance(loaded, dict):
+                return loaded
+            if field in LABEL_FIELDS:
+                return labels.parse(value)
+        raise wrong(field, value, "Wrong type. Expected 'dict'.")
+    if kind == LIST:
+        if isinstance(value, list):
+            return value
+        if isinstance(value, string_types):
+            import json
+            try:
+                loaded = json.loads(value)
+            except ValueError:
+                loaded = [v.strip() for v in value.split(',') if v.strip()]
+            if isinstance(loaded, list):
+                return loaded
+        raise wrong(field, value, "Wrong type. Expected 'list'.")
+    return value
+
+
+def take(table, data, allowed=None, strict=True):
+    """Coerce the known keys of ``data``; unknown keys raise Invalid when strict."""
+    out = {}
+    for key, value in (data or {}).items():
+        if key not in table or (allowed is not None and key not in allowed):
+            if strict:
+                raise Invalid("Unknown attribute for argument %s: %s" % ('body', key))
+            continue
+        out[key] = coerce(table, key, value)
+    return out
+
+
+def with_defaults(table, data):
+    out = {}
+    for key, (_kind, default) in table.items():
+        value = data.get(key)
+        if value is None and default is not None:
+            value = default.copy() if isinstance(default, (dict, list)) else default
+        out[key] = value
+    return out

@@ -1,0 +1,532 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The state store: one data-access layer over SQLAlchemy Core.
+
+SQLite file by default, PostgreSQL by URL. Columns are derived from the field
+tables in ``fields``; dicts and lists are stored as JSON text. Schema changes
+are versioned migrations recorded in ``schema_version``. Writers are safe
+across processes: SQLite write transactions begin IMMEDIATE (WAL mode, busy
+timeout) and PostgreSQL ones take an advisory lock where a read-check-write
+must be atomic (quota, status transitions).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import contextlib
+import datetime
+import json
+import os
+import zlib
+
+try:
+    import sqlalchemy as sa
+    from sqlalchemy import event
+    HAS_SQLALCHEMY = True
+    SQLALCHEMY_IMPORT_ERROR = None
+except ImportError as exc:  # pragma: no cover - reported by modules
+    HAS_SQLALCHEMY = False
+    SQLALCHEMY_IMPORT_ERROR = exc
+
+from ansible_collections.openstack.magnum.plugins.module_utils import fields, states
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    Conflict, Invalid, NotFound, OperationNotAllowed)
+
+ENV_DB_URL = 'MAGNUM_DB_URL'
+
+# kind -> (table name, field table, display name, parent key)
+KINDS = {
+    'cluster_template': ('cluster_templates', fields.CLUSTER_TEMPLATE, 'ClusterTemplate'),
+    'cluster': ('clusters', fields.CLUSTER, 'Cluster'),
+    'nodegroup': ('nodegroups', fields.NODEGROUP, 'Nodegroup'),
+    'federation': ('federations', fields.FEDERATION, 'Federation'),
+}
+# Internal columns that are not API fields.
+EXTRA = {
+    'nodegroups': {'nodes': fields.LIST},
+    'clusters': {'driver': fields.STR, 'facts': fields.DICT},
+}
+
+
+def utcnow():
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def default_url():
+    url = os.environ.get(ENV_DB_URL)
+    if url:
+        return url
+    base = os.environ.get('XDG_DATA_HOME') or os.path.join(
+        os.path.expanduser('~'), '.local', 'share')
+    return 'sqlite:///' + os.path.join(base, 'openstack-magnum', 'magnum.sqlite')
+
+
+def _column(name, kind):
+    if kind == fields.INT:
+        return sa.Column(name, sa.Integer)
+    if kind == fields.BOOL:
+        return sa.Column(name, sa.Boolean)
+    if kind in (fields.DICT, fields.LIST):
+        return sa.Column(name, sa.Text)
+    return sa.Column(name, sa.String(255) if name.endswith(('_id', 'uuid', 'status'))
+                     else sa.Text)
+
+
+def _metadata():
+    meta = sa.MetaData()
+    for table, table_fields, _display in KINDS.values():
+        cols = [sa.Column('id', sa.Integer, primary_key=True, autoincrement=True)]
+        for name, (kind, _default) in table_fields.items():
+            if name == 'uuid':
+                cols.append(sa.Column('uuid', sa.String(36), nullable=False, unique=True))
+            elif name != 'id':
+                cols.append(_column(name, kind))
+        for name, kind in EXTRA.get(table, {}).items():
+            cols.append(_column(name, kind))
+        sa.Table(table, meta, *cols)
+    sa.Table('quotas', meta,
+             sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+             sa.Column('project_id', sa.String(255), nullable=False),
+             sa.Column('resource', sa.String(255), nullable=False),
+             sa.Column('hard_limit', sa.Integer),
+             sa.Column('created_at', sa.Text), sa.Column('updated_at', sa.Text),
+             sa.UniqueConstraint('project_id', 'resource'))
+    sa.Table('certificates', meta,
+             sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+             sa.Column('cluster_uuid', sa.String(36), nullable=False),
+             sa.Column('ca_cert_type', sa.String(64), nullable=False),
+             sa.Column('cert_pem', sa.Text, nullable=False),
+             sa.Column('key_pem', sa.Text, nullable=False),
+             sa.Column('created_at', sa.Text),
+             sa.UniqueConstraint('cluster_uuid', 'ca_cert_type'))
+    sa.Table('jobs', meta,
+             sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+             sa.Column('uuid', sa.String(36), nullable=False, unique=True),
+             sa.Column('cluster_id', sa.String(36)),
+             sa.Column('resource_id', sa.String(36)),
+             sa.Column('operation', sa.String(64), nullable=False),
+             sa.Column('playbook', sa.Text, nullable=False),
+             sa.Column('extravars', sa.Text),
+             sa.Column('status', sa.String(32), nullable=False),
+             sa.Column('status_reason', sa.Text),
+             sa.Column('service_id', sa.Integer),
+             sa.Column('timeout', sa.Integer),
+             sa.Column('tasks_done', sa.Integer, default=0),
+             sa.Column('tasks_failed', sa.Integer, default=0),
+             sa.Column('tasks_total', sa.Integer),
+             sa.Column('current_task', sa.Text),
+             sa.Column('cancel_requested', sa.Boolean, default=False),
+             sa.Column('created_at', sa.Text), sa.Column('started_at', sa.Text),
+             sa.Column('finished_at', sa.Text), sa.Column('updated_at', sa.Text))
+    sa.Table('job_events', meta,
+             sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+             sa.Column('job_uuid', sa.String(36), nullable=False, index=True),
+             sa.Column('event', sa.String(64)), sa.Column('task', sa.Text),
+             sa.Column('host', sa.String(255)), sa.Column('failed', sa.Boolean),
+             sa.Column('message', sa.Text), sa.Column('created_at', sa.Text))
+    sa.Table('services', meta,
+             sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+             sa.Column('host', sa.String(255), nullable=False),
+             sa.Column('binary', sa.String(255), nullable=False),
+             sa.Column('pid', sa.Integer),
+             sa.Column('report_count', sa.Integer, default=0),
+             sa.Column('disabled', sa.Boolean, default=False),
+             sa.Column('disabled_reason', sa.Text),
+             sa.Column('stopped', sa.Boolean, default=False),
+             sa.Column('created_at', sa.Text), sa.Column('updated_at', sa.Text))
+    return meta
+
+
+def _migration_1(conn, meta):
+    meta.create_all(conn)
+
+
+# Versioned migrations, applied in order, each in its own transaction.
+MIGRATIONS = (
+    (1, 'initial schema', _migration_1),
+)
+
+
+class Store(object):
+    """Data access for every resource. Construct once per process."""
+
+    def __init__(self, url=None, migrate=True):
+        if not HAS_SQLALCHEMY:
+            raise Invalid("SQLAlchemy is required for the store: %s" % SQLALCHEMY_IMPORT_ERROR)
+        self.url = url or default_url()
+        self.is_sqlite = self.url.startswith('sqlite')
+        if self.is_sqlite:
+            self._prepare_sqlite_file()
+            self.engine = sa.create_engine(self.url, connect_args={'timeout': 60})
+            event.listen(self.engine, 'connect', self._sqlite_connect)
+            event.listen(self.engine, 'begin', self._sqlite_begin)
+        else:
+            self.engine = sa.create_engine(self.url, pool_pre_ping=True)
+        self.meta = _metadata()
+        self.t = self.meta.tables
+        if migrate:
+            self.migrate()
+
+    # ------------------------------------------------------------ plumbing
+    def _prepare_sqlite_file(self):
+        path = self.url.split(':///', 1)[-1]
+        if path and path != ':memory:':
+            directory = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(directory):
+                os.makedirs(directory, 0o700)
+            if not os.path.exists(path):
+                # The store holds CA private keys: never world-readable.
+                os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+    @staticmethod
+    def _sqlite_connect(dbapi_conn, _record):
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute('PRAGMA journal_mode=WAL')
+        cur.execute('PRAGMA busy_timeout=60000')
+        cur.close()
+
+    @staticmethod
+    def _sqlite_begin(conn):
+        conn.exec_driver_sql('BEGIN IMMEDIATE' if conn.info.get('write') else 'BEGIN')
+
+    @contextlib.contextmanager
+    def write(self, lock=None):
+        """A write transaction; ``lock`` names an advisory lock (PostgreSQL)."""
+        with self.engine.connect() as conn:
+            conn.info['write'] = True
+            try:
+                with conn.begin():
+                    if lock and not self.is_sqlite:
+                        conn.execute(sa.text('SELECT pg_advisory_xact_lock(:k)'),
+                                     {'k': zlib.crc32(lock.encode('utf-8'))})
+                    yield conn
+            finally:
+                conn.info['write'] = False
+
+    @contextlib.contextmanager
+    def read(self):
+        with self.engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    def migrate(self):
+        with self.write(lock='magnum-schema') as conn:
+            sa.Table('schema_version', self.meta,
+                     sa.Column('version', sa.Integer, primary_key=True),
+                     sa.Column('description', sa.Text), sa.Column('applied_at', sa.Text),
+                     extend_existing=True).create(conn, checkfirst=True)
+            version_table = self.meta.tables['schema_version']
+            done = set(r[0] for r in conn.execute(sa.select(version_table.c.version)))
+            for version, description, apply_fn in MIGRATIONS:
+                if version in done:
+                    continue
+                apply_fn(conn, self.meta)
+                conn.execute(version_table.insert().values(
+                    version=version, description=description, applied_at=utcnow()))
+
+    def schema_version(self):
+        with self.read() as conn:
+            return conn.execute(sa.select(sa.func.max(
+                self.meta.tables['schema_version'].c.version))).scalar()
+
+    # ------------------------------------------------------ (de)serialising
+    def _table(self, kind):
+        return self.t[KINDS[kind][0]]
+
+    def _encode(self, kind, values):
+        table_fields = dict((k, v[0]) for k, v in KINDS[kind][1].items())
+        table_fields.update(EXTRA.get(KINDS[kind][0], {}))
+        out = {}
+        for key, value in values.items():
+            if key not in table_fields and key != 'id':
+                continue
+            if table_fields.get(key) in (fields.DICT, fields.LIST) and value is not None:
+                value = json.dumps(value, sort_keys=True)
+            out[key] = value
+        return out
+
+    def _decode(self, kind, row):
+        if row is None:
+            return None
+        table_fields = dict((k, v[0]) for k, v in KINDS[kind][1].items())
+        table_fields.update(EXTRA.get(KINDS[kind][0], {}))
+        out = dict(row._mapping)
+        for key, value in out.items():
+            if table_fields.get(key) in (fields.DICT, fields.LIST) and value is not None:
+                out[key] = json.loads(value)
+        return out
+
+    # ------------------------------------------------------------- generic
+    def create(self, kind, record, conn=None):
+        values = self._encode(kind, record)
+        values.pop('id', None)
+        now = utcnow()
+        values['created_at'] = record.get('created_at') or now
+        values['updated_at'] = None
+        if conn is None:
+            with self.write() as c:
+                c.execute(self._table(kind).insert().values(**values))
+                return self.get(kind, record['uuid'], conn=c, by_name=False)
+        conn.execute(self._table(kind).insert().values(**values))
+        return self.get(kind, record['uuid'], conn=conn, by_name=False)
+
+    def get(self, kind, ident, conn=None, scope=None, parent=None, by_name=True):
+        """One record by uuid, or by name when unique; 404/409 otherwise."""
+        table = self._table(kind)
+        display = KINDS[kind][2]
+        query = sa.select(table)
+        if parent is not None:
+            query = query.where(table.c.cluster_id == parent)
+        if scope is not None:
+            query = query.where(scope(table))
+
+        def run(c):
+            row = c.execute(query.where(table.c.uuid == ident)).first()
+            if row is None and kind == 'nodegroup' and str(ident).isdigit():
+                row = c.execute(query.where(table.c.id == int(ident))).first()
+            if row is None and by_name and 'name' in table.c:
+                rows = c.execute(query.where(table.c.name == ident)).fetchall()
+                if len(rows) > 1:
+                    raise Conflict("Multiple %ss exist with same name. Please use the "
+                                   "%s uuid instead." % (display.lower(), display.lower()))
+                row = rows[0] if rows else None
+            return row
+
+        if conn is not None:
+            row = run(conn)
+        else:
+            with self.read() as c:
+                row = run(c)
+        if row is None:
+            raise NotFound("%s %s could not be found." % (display, ident))
+        return self._decode(kind, row)
+
+    def find(self, kind, conn=None, **where):
+        table = self._table(kind)
+        query = sa.select(table).order_by(table.c.id)
+        for key, value in where.items():
+            query = query.where(table.c[key] == value)
+        if conn is not None:
+            return [self._decode(kind, r) for r in conn.execute(query)]
+        with self.read() as c:
+            return [self._decode(kind, r) for r in c.execute(query)]
+
+    def page(self, kind, scope=None, where=None, limit=None, marker=None,
+             sort_key='id', sort_dir='asc'):
+        """A page of records for the API's limit/marker/sort_key/sort_dir."""
+        table = self._table(kind)
+        if sort_key not in table.c:
+            raise Invalid("The sort_key value %s is an invalid field for sorting" % sort_key)
+        if sort_dir not in ('asc', 'desc'):
+            raise Invalid("Invalid sort direction: %s. Acceptable values are 'asc' or "
+                          "'desc'" % sort_dir)
+        column, order = table.c[sort_key], sort_dir == 'asc'
+        query = sa.select(table)
+        if scope is not None:
+            query = query.where(scope(table))
+        for key, value in (where or {}).items():
+            query = query.where(table.c[key] == value)
+        with self.read() as conn:
+            if marker:
+                mrow = conn.execute(sa.select(table).where(table.c.uuid == marker)).first()
+                if mrow is None:
+                    raise NotFound("Marker %s could not be found." % marker)
+                mval, mid = mrow._mapping[sort_key], mrow._mapping['id']
+                if order:
+                    query = query.where(sa.or_(column > mval,
+                                               sa.and_(column == mval, table.c.id > mid)))
+                else:
+                    query = query.where(sa.or_(column < mval,
+                                               sa.and_(column == mval, table.c.id < mid)))
+            query = query.order_by(column.asc() if order else column.desc(),
+                                   table.c.id.asc() if order else table.c.id.desc())
+            if limit:
+                query = query.limit(limit)
+            return [self._decode(kind, r) for r in conn.execute(query)]
+
+    def update(self, kind, uuid, values, conn=None, expect_status=None):
+        """Update a record; with ``expect_status`` only if the status still matches."""
+        table = self._table(kind)
+        encoded = self._encode(kind, values)
+        encoded.pop('id', None)
+        encoded.pop('uuid', None)
+        encoded['updated_at'] = utcnow()
+        stmt = table.update().where(table.c.uuid == uuid).values(**encoded)
+        if expect_status is not None:
+            stmt = stmt.where(table.c.status == expect_status)
+
+        def run(c):
+            if c.execute(stmt).rowcount != 1:
+                current = self.get(kind, uuid, conn=c, by_name=False)
+                raise OperationNotAllowed(
+                    "%s %s changed status to %s meanwhile."
+                    % (KINDS[kind][2], uuid, current.get('status')))
+            return self.get(kind, uuid, conn=c, by_name=False)
+
+        if conn is not None:
+            return run(conn)
+        with self.write() as c:
+            return run(c)
+
+    def delete(self, kind, uuid, conn=None):
+        table = self._table(kind)
+        if conn is not None:
+            conn.execute(table.delete().where(table.c.uuid == uuid))
+            return
+        with self.write() as c:
+            c.execute(table.delete().where(table.c.uuid == uuid))
+
+    # ------------------------------------------------------------ clusters
+    def count_clusters(self, project_id, conn):
+        table = self.t['clusters']
+        return conn.execute(sa.select(sa.func.count()).select_from(table).where(
+            table.c.project_id == project_id)).scalar()
+
+    def create_cluster(self, cluster, nodegroups, check_quota=True):
+        """Insert a cluster and its node groups atomically, within the quota."""
+        with self.write(lock='quota-%s' % cluster['project_id']) as conn:
+            if check_quota:
+                limit = self.quota_limit(cluster['project_id'], 'Cluster', conn=conn)
+                if self.count_clusters(cluster['project_id'], conn) >= limit:
+                    from ansible_collections.openstack.magnum.plugins.module_utils.errors \
+                        import ResourceLimitExceeded
+                    raise ResourceLimitExceeded(
+                        "Cluster creation failed: the project %s already has %d clusters "
+                        "(hard_limit of resource Cluster)." % (cluster['project_id'], limit))
+            created = self.create('cluster', cluster, conn=conn)
+            for group in nodegroups:
+                self.create('nodegroup', group, conn=conn)
+        return created
+
+    def start_operation(self, cluster_uuid, operation, values=None):
+        """Atomically check the state machine and move the cluster to running."""
+        with self.write(lock='cluster-%s' % cluster_uuid) as conn:
+            cluster = self.get('cluster', cluster_uuid, conn=conn, by_name=False)
+            states.check_can_start(operation, cluster['status'], cluster['name'])
+            update = dict(values or {})
+            update.update(status=states.running_status(operation), status_reason=None)
+            return self.update('cluster', cluster_uuid, update, conn=conn,
+                               expect_status=cluster['status'])
+
+    def finish_operation(self, cluster_uuid, operation, ok, reason=None, values=None):
+        """Write the final status of an operation (never leaves *_IN_PROGRESS)."""
+        update = dict(values or {})
+        update.update(status=states.final_status(operation, ok), status_reason=reason)
+        return self.update('cluster', cluster_uuid, update)
+
+    # -------------------------------------------------------------- quotas
+    def quota_limit(self, project_id, resource, conn=None, default=20):
+        row = self.quota(project_id, resource, conn=conn, missing_ok=True)
+        return default if row is None else row['hard_limit']
+
+    def quota(self, project_id, resource, conn=None, missing_ok=False):
+        table = self.t['quotas']
+        query = sa.select(table).where(table.c.project_id == project_id,
+                                       table.c.resource == resource)
+        if conn is not None:
+            row = conn.execute(query).first()
+        else:
+            with self.read() as c:
+                row = c.execute(query).first()
+        if row is None:
+            if missing_ok:
+                return None
+            raise NotFound("Quota could not be found for project %s and resource %s."
+                           % (project_id, resource))
+        return dict(row._mapping)
+
+    def quotas(self, project_id=None, limit=None, marker=None, sort_key='id', sort_dir='asc'):
+        table = self.t['quotas']
+        if sort_key not in table.c:
+            raise Invalid("The sort_key value %s is an invalid field for sorting" % sort_key)
+        if sort_dir not in ('asc', 'desc'):
+            raise Invalid("Invalid sort direction: %s. Acceptable values are 'asc' or "
+                          "'desc'" % sort_dir)
+        query = sa.select(table)
+        if project_id is not None:
+            query = query.where(table.c.project_id == project_id)
+        if marker is not None:
+            query = query.where(table.c.id > int(marker) if sort_dir == 'asc'
+                                else table.c.id < int(marker))
+        col = table.c[sort_key]
+        query = query.order_by(col.asc() if sort_dir == 'asc' else col.desc())
+        if limit:
+            query = query.limit(limit)
+        with self.read() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def set_quota(self, project_id, resource, hard_limit, create=False):
+        table = self.t['quotas']
+        with self.write() as conn:
+            existing = self.quota(project_id, resource, conn=conn, missing_ok=True)
+            if create:
+                if existing is not None:
+                    raise Conflict("Quota for project %s already exists." % project_id)
+                conn.execute(table.insert().values(
+                    project_id=project_id, resource=resource, hard_limit=hard_limit,
+                    created_at=utcnow()))
+            else:
+                if existing is None:
+                    raise NotFound("Quota could not be found for project %s and resource %s."
+                                   % (project_id, resource))
+                conn.execute(table.update().where(table.c.id == existing['id']).values(
+                    hard_limit=hard_limit, updated_at=utcnow()))
+            return self.quota(project_id, resource, conn=conn)
+
+    def delete_quota(self, project_id, resource):
+        table = self.t['quotas']
+        with self.write() as conn:
+            existing = self.quota(project_id, resource, conn=conn)
+            conn.execute(table.delete().where(table.c.id == existing['id']))
+
+    # -------------------------------------------------------- certificates
+    def certificate(self, cluster_uuid, ca_cert_type='ca', missing_ok=False):
+        table = self.t['certificates']
+        with self.read() as conn:
+            row = conn.execute(sa.select(table).where(
+                table.c.cluster_uuid == cluster_uuid,
+                table.c.ca_cert_type == ca_cert_type)).first()
+        if row is None:
+            if missing_ok:
+                return None
+            raise NotFound("The %s certificate of cluster %s could not be found."
+                           % (ca_cert_type, cluster_uuid))
+        return dict(row._mapping)
+
+    def save_certificate(self, cluster_uuid, cert_pem, key_pem, ca_cert_type='ca',
+                         replace=False):
+        """Store a CA; returns False when one exists and ``replace`` is off."""
+        table = self.t['certificates']
+        with self.write(lock='ca-%s' % cluster_uuid) as conn:
+            row = conn.execute(sa.select(table.c.id).where(
+                table.c.cluster_uuid == cluster_uuid,
+                table.c.ca_cert_type == ca_cert_type)).first()
+            if row is not None and not replace:
+                return False
+            if row is not None:
+                conn.execute(table.update().where(table.c.id == row[0]).values(
+                    cert_pem=cert_pem, key_pem=key_pem, created_at=utcnow()))
+            else:
+                conn.execute(table.insert().values(
+                    cluster_uuid=cluster_uuid, ca_cert_type=ca_cert_type, cert_pem=cert_pem,
+                    key_pem=key_pem, created_at=utcnow()))
+            return True
+
+    def delete_certificates(self, cluster_uuid, conn=None):
+        table = self.t['certificates']
+        stmt = table.delete().where(table.c.cluster_uuid == cluster_uuid)
+        if conn is not None:
+            conn.execute(stmt)
+            return
+        with self.write() as c:
+            c.execute(stmt)
+
+    def purge_cluster(self, cluster_uuid):
+        """Remove a deleted cluster, its node groups and certificates."""
+        with self.write() as conn:
+            self.delete_certificates(cluster_uuid, conn=conn)
+            ng = self.t['nodegroups']
+            conn.execute(ng.delete().where(ng.c.cluster_id == cluster_uuid))
+            self.delete('cluster', cluster_uuid, conn=conn)
