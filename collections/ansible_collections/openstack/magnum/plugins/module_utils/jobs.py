@@ -194,20 +194,49 @@ class Jobs(object):
             reason = ("Job %s (%s) was orphaned: the service running it stopped "
                       "(crash or restart) before it ended." % (job['uuid'], job['operation']))
             self.finish(job['uuid'], FAILED, reason)
-            fail_cluster_operation(self.store, job, reason)
+            fail_operation(self.store, job, reason)
             reaped.append(job['uuid'])
         return reaped
 
 
+def fail_operation(store, job, reason):
+    """End the resource a failed job was working on: its cluster or federation."""
+    if job['operation'].startswith('federation_'):
+        _fail_federation(store, job, reason)
+    else:
+        fail_cluster_operation(store, job, reason)
+
+
+def _fail_federation(store, job, reason):
+    try:
+        fed = store.get('federation', job['resource_id'], by_name=False)
+    except NotFound:
+        return
+    operation = job['operation'].split('_', 1)[1]
+    if fed['status'] == states.running_status(operation):
+        store.update('federation', fed['uuid'],
+                     {'status': states.final_status(operation, False), 'status_reason': reason})
+
+
 def fail_cluster_operation(store, job, reason):
-    """Move the job's cluster (and node group) out of *_IN_PROGRESS with a reason."""
+    """Move the job's cluster (and node groups) out of its *_IN_PROGRESS status.
+
+    Only when the cluster is still in the status this job's operation set and
+    no other job is active on it, so a later operation is never failed by
+    mistake.
+    """
     if not job.get('cluster_id'):
         return
     try:
         cluster = store.get('cluster', job['cluster_id'], by_name=False)
     except NotFound:
         return
-    if states.is_in_progress(cluster['status']):
+    others = [j for j in Jobs(store).for_cluster(cluster['uuid'], active_only=True)
+              if j['uuid'] != job['uuid']]
+    if others:
+        return
+    if job['operation'] in states.OPERATIONS and \
+            cluster['status'] == states.running_status(job['operation']):
         _op, failed = states.operation_of(cluster['status'])
         store.update('cluster', cluster['uuid'], {'status': failed, 'status_reason': reason})
     for group in store.find('nodegroup', cluster_id=cluster['uuid']):

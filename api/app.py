@@ -1,0 +1,67 @@
+"""Application factory: settings, store, executor, hooks, one blueprint per resource."""
+
+import logging
+
+from flask import Flask, current_app, g, request
+
+from api import context, errors, microversion
+from api.blueprints import (certificates, clusters, clustertemplates, federations, jobs,
+                            mservices, nodegroups, quotas, root, stats)
+from api.core import errors as errors_mod
+from api.core import store as store_mod
+from api.settings import Settings
+
+BLUEPRINTS = (root, clustertemplates, clusters, nodegroups, certificates, quotas, stats,
+              mservices, federations, jobs)
+
+
+def create_app(settings=None):
+    settings = settings or Settings()
+    app = Flask(__name__)
+    app.config['SETTINGS'] = settings
+    app.json.sort_keys = False
+    app.extensions['magnum_store'] = store_mod.Store(settings.db_url)
+    if settings.start_executor:
+        from api.executor import Executor
+        app.extensions['magnum_executor'] = Executor(settings, app.extensions['magnum_store'])
+    for module in BLUEPRINTS:
+        app.register_blueprint(module.bp)
+    errors.register(app)
+
+    @app.before_request
+    def _before():
+        if request.path.startswith('/v1'):
+            refused = microversion.negotiate()
+            if refused is not None:
+                return refused
+        else:
+            g.version = microversion.MIN_VERSION
+        context.load()
+        return None
+
+    app.after_request(microversion.add_headers)
+    logging.getLogger('api').setLevel(logging.INFO)
+    return app
+
+
+def store():
+    return current_app.extensions['magnum_store']
+
+
+def executor():
+    ex = current_app.extensions.get('magnum_executor')
+    if ex is None:
+        raise errors_mod.MagnumError("No job executor runs in this API process.", code=503)
+    return ex
+
+
+def settings():
+    return current_app.config['SETTINGS']
+
+
+def body():
+    """The JSON request body, or Magnum's 400 when it is not JSON."""
+    data = request.get_json(silent=True)
+    if data is None:
+        raise errors_mod.Invalid("Invalid request body: a JSON document is expected.")
+    return data

@@ -1,0 +1,54 @@
+"""/v1/certificates: show the cluster CA, sign a CSR, rotate the CA."""
+
+from flask import Blueprint, g, jsonify, request
+
+from api import app as ctx
+from api import microversion, views
+from api.core import errors, lifecycle
+
+bp = Blueprint('certificates', __name__, url_prefix='/v1/certificates')
+
+
+def _links(cluster_uuid):
+    return views.links('certificates/%s' % cluster_uuid)
+
+
+@bp.get('/<ident>')
+def show(ident):
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    lifecycle.check_tls(store, cluster)
+    ca = store.certificate(cluster['uuid'], request.args.get('ca_cert_type') or 'ca')
+    return jsonify({'cluster_uuid': cluster['uuid'], 'pem': ca['cert_pem'],
+                    'links': _links(cluster['uuid'])})
+
+
+@bp.post('')
+@bp.post('/')
+def sign():
+    data = ctx.body()
+    for field in ('cluster_uuid', 'csr'):
+        if not data.get(field):
+            raise errors.Invalid("Invalid input for field/attribute %s. Value: None. "
+                                 "Mandatory field missing." % field)
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, data['cluster_uuid'], g.scope)
+    pem = lifecycle.sign_csr(store, cluster, data['csr'], data.get('ca_cert_type') or 'ca')
+    resp = jsonify({'cluster_uuid': cluster['uuid'], 'csr': data['csr'], 'pem': pem,
+                    'links': _links(cluster['uuid'])})
+    resp.status_code = 201
+    return resp
+
+
+@bp.patch('/<ident>')
+def rotate(ident):
+    microversion.require((1, 5), 'Rotating the CA')
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    lifecycle.check_tls(store, cluster)
+    cluster = store.start_operation(cluster['uuid'], 'ca_rotate')
+    ctx.executor().submit('ca_rotate', 'ca_rotate.yml', {'cluster_uuid': cluster['uuid']},
+                          cluster_id=cluster['uuid'])
+    resp = jsonify({'uuid': cluster['uuid']})
+    resp.status_code = 202
+    return resp

@@ -1,0 +1,160 @@
+"""/v1/clusters, its actions (resize, upgrade) and its jobs."""
+
+from flask import Blueprint, g, jsonify, request
+
+from api import app as ctx
+from api import jsonpatch, microversion, paging, views
+from api.core import errors, fields, jobs, labels, lifecycle
+
+bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
+
+INTERNAL = ('/stack_id', '/cluster_id', '/status', '/status_reason', '/api_address',
+            '/node_addresses', '/master_addresses', '/coe_version', '/container_version',
+            '/faults', '/labels_overridden', '/labels_added', '/labels_skipped')
+
+
+def accepted(uuid):
+    resp = jsonify({'uuid': uuid})
+    resp.status_code = 202
+    return resp
+
+
+def _check_node_count(count):
+    if count == 0 and g.version < (1, 10):
+        raise errors.Invalid("node_count 0 needs microversion 1.10 or later.")
+
+
+def _list(expand):
+    page = paging.params()
+    records = ctx.store().page('cluster', scope=g.scope.owned, limit=page['limit'],
+                               marker=page['marker'], sort_key=page['sort_key'],
+                               sort_dir=page['sort_dir'])
+    data = {'clusters': [views.cluster(r, expand=expand) for r in records]}
+    nxt = paging.next_link('clusters' + ('/detail' if expand else ''), records, page)
+    if nxt:
+        data['next'] = nxt
+    return jsonify(data)
+
+
+@bp.get('')
+@bp.get('/')
+def list_clusters():
+    return _list(expand=False)
+
+
+@bp.get('/detail')
+def detail():
+    return _list(expand=True)
+
+
+@bp.get('/<ident>')
+def show(ident):
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    return jsonify(views.cluster(cluster, lifecycle.cluster_faults(store, cluster)))
+
+
+@bp.post('')
+@bp.post('/')
+def create():
+    data = ctx.body()
+    if 'node_count' in data:
+        _check_node_count(fields.coerce(fields.CLUSTER, 'node_count', data['node_count']))
+    cluster = lifecycle.record_cluster(ctx.store(), data, g.scope, ctx.settings().core())
+    ctx.executor().submit('create', 'cluster_create.yml', {'cluster_uuid': cluster['uuid']},
+                          cluster_id=cluster['uuid'], timeout=cluster['create_timeout'])
+    return accepted(cluster['uuid'])
+
+
+@bp.patch('/<ident>')
+def update(ident):
+    store = ctx.store()
+    current = lifecycle.get_cluster(store, ident, g.scope)
+    defaults = dict((k, v[1]) for k, v in fields.CLUSTER.items())
+    doc = dict((k, current.get(k)) for k in fields.CLUSTER)
+    patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
+    new_count = fields.coerce(fields.CLUSTER, 'node_count', patched.get('node_count'))
+    if new_count is not None:
+        _check_node_count(new_count)
+    if isinstance(patched.get('labels'), str):
+        patched['labels'] = labels.parse(patched['labels'])
+    cluster, group = lifecycle.patch_cluster(store, current, patched)
+    if group is not None:
+        _submit_resize(cluster, group, group_target(new_count), [])
+    return accepted(cluster['uuid'])
+
+
+def group_target(new_count):
+    """``remove /node_count`` resets the default worker group to the default of 1."""
+    return fields.CLUSTER['node_count'][1] if new_count is None else new_count
+
+
+def _submit_resize(cluster, group, node_count, nodes_to_remove):
+    ctx.executor().submit('resize', 'cluster_resize.yml', {
+        'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid'],
+        'node_count': node_count, 'nodes_to_remove': nodes_to_remove or []},
+        cluster_id=cluster['uuid'], resource_id=group['uuid'])
+
+
+@bp.delete('/<ident>')
+def delete(ident):
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    executor = ctx.executor()
+    cluster = lifecycle.start_delete(store, cluster)
+    executor.cancel_cluster_jobs(cluster['uuid'])
+    executor.submit('delete', 'cluster_delete.yml', {'cluster_uuid': cluster['uuid']},
+                    cluster_id=cluster['uuid'])
+    return '', 204
+
+
+@bp.post('/<ident>/actions/resize')
+def resize(ident):
+    microversion.require((1, 7), 'Resizing a cluster')
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    data = ctx.body()
+    unknown = set(data) - {'node_count', 'nodes_to_remove', 'nodegroup'}
+    if unknown:
+        raise errors.Invalid("Unknown attribute for argument cluster: %s"
+                             % ', '.join(sorted(unknown)))
+    node_count = fields.coerce(fields.CLUSTER, 'node_count', data.get('node_count'))
+    _check_node_count(node_count)
+    nodes_to_remove = data.get('nodes_to_remove') or []
+    if not isinstance(nodes_to_remove, list):
+        raise errors.Invalid("nodes_to_remove must be a list of node ids or names.")
+    cluster, group = lifecycle.start_resize(store, cluster, node_count, data.get('nodegroup'),
+                                            nodes_to_remove)
+    _submit_resize(cluster, group, node_count, nodes_to_remove)
+    return accepted(cluster['uuid'])
+
+
+@bp.post('/<ident>/actions/upgrade')
+def upgrade(ident):
+    if g.version < (1, 8):
+        raise errors.NotSupported("Upgrading a cluster needs microversion 1.8 or later.")
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    data = ctx.body()
+    if not data.get('cluster_template'):
+        raise errors.Invalid("Invalid input for field/attribute cluster_template. "
+                             "Value: None. Mandatory field missing.")
+    batch = data.get('max_batch_size', 1)
+    batch = fields.coerce(fields.CLUSTER, 'node_count', batch)
+    cluster, template, group = lifecycle.start_upgrade(
+        store, cluster, data['cluster_template'], g.scope, batch, data.get('nodegroup'))
+    ctx.executor().submit('upgrade', 'cluster_upgrade.yml', {
+        'cluster_uuid': cluster['uuid'], 'cluster_template': template['uuid'],
+        'max_batch_size': batch, 'nodegroup': group['uuid'] if group else None},
+        cluster_id=cluster['uuid'])
+    return accepted(cluster['uuid'])
+
+
+@bp.get('/<ident>/jobs')
+def cluster_jobs(ident):
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    records = jobs.Jobs(store).for_cluster(cluster['uuid'])
+    if request.args.get('active') in ('1', 'true'):
+        records = [j for j in records if j['status'] in jobs.ACTIVE]
+    return jsonify({'jobs': [views.job(j) for j in records]})

@@ -1,0 +1,76 @@
+"""/v1/federations (not in python-magnumclient; same conventions as clusters)."""
+
+from flask import Blueprint, g, jsonify
+
+from api import app as ctx
+from api import jsonpatch, paging, views
+from api.core import fields, lifecycle
+
+bp = Blueprint('federations', __name__, url_prefix='/v1/federations')
+
+INTERNAL = ('/hostcluster_id', '/status', '/status_reason', '/name')
+
+
+def _list(expand):
+    page = paging.params()
+    records = ctx.store().page('federation', scope=g.scope.owned, limit=page['limit'],
+                               marker=page['marker'], sort_key=page['sort_key'],
+                               sort_dir=page['sort_dir'])
+    data = {'federations': [views.federation(r, expand) for r in records]}
+    nxt = paging.next_link('federations', records, page)
+    if nxt:
+        data['next'] = nxt
+    return jsonify(data)
+
+
+@bp.get('')
+@bp.get('/')
+def list_federations():
+    return _list(False)
+
+
+@bp.get('/detail')
+def detail():
+    return _list(True)
+
+
+@bp.get('/<ident>')
+def show(ident):
+    return jsonify(views.federation(lifecycle.get_federation(ctx.store(), ident, g.scope)))
+
+
+def _submit(operation, federation):
+    ctx.executor().submit(operation, 'federation.yml', {
+        'federation_uuid': federation['uuid'],
+        'federation_operation': operation.split('_', 1)[1]},
+        resource_id=federation['uuid'])
+    resp = jsonify({'uuid': federation['uuid']})
+    resp.status_code = 202
+    return resp
+
+
+@bp.post('')
+@bp.post('/')
+def create():
+    federation = lifecycle.create_federation(ctx.store(), ctx.body(), g.scope)
+    return _submit('federation_create', federation)
+
+
+@bp.patch('/<ident>')
+def update(ident):
+    store = ctx.store()
+    current = lifecycle.get_federation(store, ident, g.scope)
+    defaults = dict((k, v[1]) for k, v in fields.FEDERATION.items())
+    doc = dict((k, current.get(k)) for k in fields.FEDERATION)
+    patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
+    federation = lifecycle.update_federation(store, current, patched, g.scope)
+    return _submit('federation_update', federation)
+
+
+@bp.delete('/<ident>')
+def delete(ident):
+    store = ctx.store()
+    federation = lifecycle.start_federation_operation(
+        store, lifecycle.get_federation(store, ident, g.scope), 'delete')
+    _submit('federation_delete', federation)
+    return '', 204

@@ -1,0 +1,21 @@
+"""/v1/mservices (admin): the processes that run jobs, as magnum-conductor services."""
+
+from flask import Blueprint, jsonify
+
+from api import app as ctx
+from api import context
+from api.core import jobs
+
+bp = Blueprint('mservices', __name__, url_prefix='/v1/mservices')
+
+
+@bp.get('')
+@bp.get('/')
+def list_services():
+    context.require_admin('magnum-service:get_all')
+    services = jobs.Jobs(ctx.store()).services()
+    return jsonify({'mservices': [{
+        'id': s['id'], 'host': s['host'], 'binary': s['binary'], 'state': s['state'],
+        'report_count': s['report_count'], 'disabled': bool(s['disabled']),
+        'disabled_reason': s['disabled_reason'], 'created_at': s['created_at'],
+        'updated_at': s['updated_at']} for s in services]})

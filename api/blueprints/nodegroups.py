@@ -1,0 +1,103 @@
+"""/v1/clusters/<cluster>/nodegroups (microversion 1.9+)."""
+
+from flask import Blueprint, g, jsonify
+
+from api import app as ctx
+from api import jsonpatch, microversion, paging, views
+from api.core import fields, lifecycle
+
+bp = Blueprint('nodegroups', __name__, url_prefix='/v1/clusters/<cluster_ident>/nodegroups')
+
+INTERNAL = ('/cluster_id', '/is_default', '/stack_id', '/status', '/status_reason',
+            '/node_addresses', '/version', '/labels_overridden', '/labels_added',
+            '/labels_skipped')
+
+
+@bp.before_request
+def _version():
+    microversion.require((1, 9), 'Nodegroups')
+
+
+def _cluster(ident):
+    return lifecycle.get_cluster(ctx.store(), ident, g.scope)
+
+
+def _list(cluster_ident, expand):
+    from flask import request
+    cluster = _cluster(cluster_ident)
+    page = paging.params()
+    where = {'cluster_id': cluster['uuid']}
+    if request.args.get('role'):
+        where['role'] = request.args['role']
+    records = ctx.store().page('nodegroup', where=where, limit=page['limit'],
+                               marker=page['marker'], sort_key=page['sort_key'],
+                               sort_dir=page['sort_dir'])
+    data = {'nodegroups': [views.nodegroup(r, cluster['uuid'], expand=expand)
+                           for r in records]}
+    nxt = paging.next_link('clusters/%s/nodegroups' % cluster['uuid'], records, page,
+                           extra={'role': where['role']} if 'role' in where else None)
+    if nxt:
+        data['next'] = nxt
+    return jsonify(data)
+
+
+@bp.get('')
+@bp.get('/')
+def list_nodegroups(cluster_ident):
+    return _list(cluster_ident, expand=False)
+
+
+@bp.get('/detail')
+def detail(cluster_ident):
+    return _list(cluster_ident, expand=True)
+
+
+@bp.get('/<ident>')
+def show(cluster_ident, ident):
+    cluster = _cluster(cluster_ident)
+    group = lifecycle.get_nodegroup(ctx.store(), cluster, ident)
+    return jsonify(views.nodegroup(group, cluster['uuid']))
+
+
+@bp.post('')
+@bp.post('/')
+def create(cluster_ident):
+    store = ctx.store()
+    cluster = _cluster(cluster_ident)
+    data = ctx.body()
+    if g.version < (1, 14):
+        for key in ('node_labels', 'node_taints'):
+            data.pop(key, None)
+    group = lifecycle.create_nodegroup(store, cluster, data, g.scope)
+    ctx.executor().submit('nodegroup_create', 'nodegroup_create.yml', {
+        'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
+        cluster_id=cluster['uuid'], resource_id=group['uuid'])
+    resp = jsonify(views.nodegroup(group, cluster['uuid']))
+    resp.status_code = 202
+    return resp
+
+
+@bp.patch('/<ident>')
+def update(cluster_ident, ident):
+    store = ctx.store()
+    cluster = _cluster(cluster_ident)
+    group = lifecycle.get_nodegroup(store, cluster, ident)
+    defaults = dict((k, v[1]) for k, v in fields.NODEGROUP.items())
+    doc = dict((k, group.get(k)) for k in fields.NODEGROUP)
+    patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
+    record = lifecycle.update_nodegroup(store, group, patched, g.version)
+    resp = jsonify(views.nodegroup(record, cluster['uuid']))
+    resp.status_code = 202
+    return resp
+
+
+@bp.delete('/<ident>')
+def delete(cluster_ident, ident):
+    store = ctx.store()
+    cluster = _cluster(cluster_ident)
+    group = lifecycle.get_nodegroup(store, cluster, ident)
+    lifecycle.start_nodegroup_delete(store, cluster, group)
+    ctx.executor().submit('nodegroup_delete', 'nodegroup_delete.yml', {
+        'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
+        cluster_id=cluster['uuid'], resource_id=group['uuid'])
+    return '', 204

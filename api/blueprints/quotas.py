@@ -1,0 +1,76 @@
+"""/v1/quotas (create/update/delete are admin-only, like Magnum's policy)."""
+
+from flask import Blueprint, g, jsonify, request
+
+from api import app as ctx
+from api import context, paging, views
+from api.core import errors, fields, model
+
+bp = Blueprint('quotas', __name__, url_prefix='/v1/quotas')
+
+
+@bp.get('')
+@bp.get('/')
+def list_quotas():
+    page = paging.params()
+    all_tenants = request.args.get('all_tenants', '').lower() in ('1', 'true', 'yes')
+    if all_tenants:
+        context.require_admin('quota:get_all')
+    project = None if all_tenants else g.scope.project_id
+    records = ctx.store().quotas(project, limit=page['limit'], marker=page['marker'],
+                                 sort_key=page['sort_key'], sort_dir=page['sort_dir'])
+    data = {'quotas': [views.quota(r) for r in records]}
+    nxt = paging.next_link('quotas', records, page, marker_key='id')
+    if nxt:
+        data['next'] = nxt
+    return jsonify(data)
+
+
+def _check_project(project_id):
+    if project_id != g.scope.project_id:
+        context.require_admin('quota:get')
+
+
+@bp.get('/<project_id>/<resource>')
+def show(project_id, resource):
+    _check_project(project_id)
+    record = ctx.store().quota(project_id, resource, missing_ok=True)
+    if record is None:
+        record = {'project_id': project_id, 'resource': resource,
+                  'hard_limit': model.DEFAULT_HARD_LIMIT}
+    return jsonify(views.quota(record))
+
+
+@bp.post('')
+@bp.post('/')
+def create():
+    context.require_admin('quota:create')
+    data = model.build_quota(ctx.body())
+    record = ctx.store().set_quota(data['project_id'], data['resource'], data['hard_limit'],
+                                   create=True)
+    resp = jsonify(views.quota(record))
+    resp.status_code = 201
+    return resp
+
+
+@bp.patch('/<project_id>/<resource>')
+def update(project_id, resource):
+    context.require_admin('quota:update')
+    data = ctx.body()
+    if 'hard_limit' not in data:
+        raise errors.Invalid("Invalid input for field/attribute hard_limit. Value: None. "
+                             "Mandatory field missing.")
+    model.build_quota({'project_id': project_id, 'resource': resource,
+                       'hard_limit': data['hard_limit']})
+    record = ctx.store().set_quota(project_id, resource,
+                                   fields.coerce(fields.QUOTA, 'hard_limit', data['hard_limit']))
+    resp = jsonify(views.quota(record))
+    resp.status_code = 202
+    return resp
+
+
+@bp.delete('/<project_id>/<resource>')
+def delete(project_id, resource):
+    context.require_admin('quota:delete')
+    ctx.store().delete_quota(project_id, resource)
+    return '', 204

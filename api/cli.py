@@ -1,0 +1,66 @@
+"""magnum-ansible-api: serve the Magnum v1 API and run jobs."""
+
+import argparse
+import logging
+import signal
+import sys
+
+from api.settings import Settings
+
+
+def parse_args(argv=None):
+    defaults = Settings(start_executor=False)
+    parser = argparse.ArgumentParser(prog='magnum-ansible-api', description=__doc__)
+    parser.add_argument('--host', default='127.0.0.1', help='address to listen on')
+    parser.add_argument('--port', type=int, default=9511, help='port (default 9511)')
+    parser.add_argument('--db', default=defaults.db_url,
+                        help='store URL: sqlite:///path or postgresql://... '
+                             '(default: $MAGNUM_DB_URL or a SQLite file under the '
+                             'user data directory)')
+    parser.add_argument('--workers', type=int, default=2,
+                        help='concurrent playbook runs (default 2)')
+    parser.add_argument('--threads', type=int, default=8, help='HTTP worker threads')
+    parser.add_argument('--default-project', default=defaults.default_project,
+                        help='project of requests without X-Project-Id (noauth)')
+    parser.add_argument('--default-roles', default=','.join(defaults.default_roles),
+                        help='roles of requests without X-Roles (noauth)')
+    parser.add_argument('--cluster-user-trust', action='store_true',
+                        help="allow cloud_provider_enabled (Magnum's cluster_user_trust)")
+    parser.add_argument('--runner-dir', default=str(defaults.runner_dir),
+                        help='where each job gets its private ansible-runner directory')
+    parser.add_argument('--debug', action='store_true')
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
+                        format='%(asctime)s %(levelname)s %(name)s: %(message)s')
+    from pathlib import Path
+
+    from waitress import serve
+
+    from api.app import create_app
+    settings = Settings(
+        db_url=args.db, workers=args.workers, default_project=args.default_project,
+        default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
+        cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir))
+    app = create_app(settings)
+    executor = app.extensions['magnum_executor']
+
+    def stop(_signum, _frame):
+        executor.shutdown(wait=False)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    logging.getLogger('api').info('serving on http://%s:%d/ (store %s)', args.host, args.port,
+                                  settings.db_url.split('@')[-1])
+    try:
+        serve(app, host=args.host, port=args.port, threads=args.threads, ident='magnum-ansible-api')
+    finally:
+        executor.shutdown(wait=False)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

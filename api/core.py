@@ -1,0 +1,4 @@
+"""The collection's core, as the API imports it (one import path for every module)."""
+
+from ansible_collections.openstack.magnum.plugins.module_utils import (  # noqa: F401
+    drivers, errors, fields, jobs, labels, lifecycle, model, states, store, tls)

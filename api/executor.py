@@ -1,0 +1,174 @@
+"""Jobs: every mutating operation is one playbook run through ansible-runner.
+
+A bounded pool of worker threads runs jobs (queued jobs are rows and pool
+entries, not processes). Each job has a private data dir; runner events stream
+into the job record; ``create_timeout`` ends an overrunning create; a delete
+cancels what runs on its cluster. A heartbeat thread keeps this service's row
+fresh and fails the jobs of services that died.
+"""
+
+import logging
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import ansible_runner
+
+from api.core import jobs as jobs_mod
+
+LOG = logging.getLogger(__name__)
+DEFAULT_TIMEOUT_MINUTES = 180
+
+
+class Executor:
+    def __init__(self, settings, store):
+        self.settings = settings
+        self.store = store
+        self.jobs = jobs_mod.Jobs(store)
+        self.pool = ThreadPoolExecutor(max_workers=max(1, settings.workers),
+                                       thread_name_prefix='magnum-job')
+        self.service_id = self.jobs.register_service()
+        self._cluster_locks = {}
+        self._locks_guard = threading.Lock()
+        self._stop = threading.Event()
+        reaped = self.jobs.reap_orphans(own_service_id=self.service_id)
+        if reaped:
+            LOG.warning('failed %d orphaned job(s) at start: %s', len(reaped), reaped)
+        self._beat = threading.Thread(target=self._heartbeat, name='magnum-heartbeat',
+                                      daemon=True)
+        self._beat.start()
+
+    # ------------------------------------------------------------- public
+    def submit(self, operation, playbook, extravars, cluster_id=None, resource_id=None,
+               timeout=None):
+        job = self.jobs.create(operation, playbook, extravars, cluster_id=cluster_id,
+                               resource_id=resource_id, timeout=timeout,
+                               service_id=self.service_id)
+        self.pool.submit(self._run_guarded, job['uuid'])
+        return job
+
+    def cancel_cluster_jobs(self, cluster_id):
+        self.jobs.request_cancel(cluster_id)
+
+    def shutdown(self, wait=False):
+        self._stop.set()
+        self.pool.shutdown(wait=wait, cancel_futures=True)
+        self.jobs.stop_service(self.service_id)
+
+    # ------------------------------------------------------------ running
+    def _heartbeat(self):
+        while not self._stop.wait(self.settings.heartbeat_interval):
+            try:
+                self.jobs.heartbeat(self.service_id)
+                self.jobs.reap_orphans(own_service_id=self.service_id)
+            except Exception:  # keep beating whatever one round did
+                LOG.exception('heartbeat failed')
+
+    def _cluster_lock(self, cluster_id):
+        with self._locks_guard:
+            return self._cluster_locks.setdefault(cluster_id, threading.Lock())
+
+    def _run_guarded(self, job_uuid):
+        try:
+            job = self.jobs.get(job_uuid)
+            lock = self._cluster_lock(job.get('cluster_id') or job_uuid)
+            with lock:  # one job at a time per cluster
+                self._run(job)
+        except Exception as exc:
+            LOG.exception('job %s crashed', job_uuid)
+            reason = 'Job %s crashed in the executor: %s' % (job_uuid, exc)
+            self.jobs.finish(job_uuid, jobs_mod.FAILED, reason)
+            jobs_mod.fail_operation(self.store, self.jobs.get(job_uuid), reason)
+
+    def _run(self, job):
+        job_uuid = job['uuid']
+        if not self.jobs.start(job_uuid):
+            return
+        if self.jobs.cancel_requested(job_uuid):
+            self.jobs.finish(job_uuid, jobs_mod.CANCELED, 'Canceled before it started.')
+            return
+        minutes = job.get('timeout') or DEFAULT_TIMEOUT_MINUTES
+        deadline = time.monotonic() + minutes * 60
+        flags = {'timed_out': False, 'canceled': False, 'checked': 0.0, 'error': None}
+
+        def cancel_callback():
+            now = time.monotonic()
+            if now > deadline:
+                flags['timed_out'] = True
+                return True
+            if now - flags['checked'] > 1.0:
+                flags['checked'] = now
+                if self.jobs.cancel_requested(job_uuid):
+                    flags['canceled'] = True
+                    return True
+            return False
+
+        def event_handler(event):
+            try:
+                self._record_event(job_uuid, event, flags)
+            except Exception:
+                LOG.exception('could not record event of job %s', job_uuid)
+            return True
+
+        private_dir = self.settings.runner_dir / job_uuid
+        private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        extravars = dict(job['extravars'], job_uuid=job_uuid)
+        thread, runner = ansible_runner.run_async(
+            private_data_dir=str(private_dir),
+            project_dir=str(self.settings.project_dir),
+            playbook=str(self.settings.playbooks_dir / job['playbook']),
+            extravars=extravars,
+            envvars={'MAGNUM_DB_URL': self.store.url,
+                     'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg')},
+            inventory='localhost,',
+            event_handler=event_handler,
+            cancel_callback=cancel_callback,
+            quiet=True,
+            settings={'suppress_ansible_output': True},
+        )
+        thread.join()
+        self._finalize(job, runner.status, flags, minutes)
+        if runner.status == 'successful':
+            shutil.rmtree(private_dir / 'env', ignore_errors=True)
+
+    def _record_event(self, job_uuid, event, flags):
+        kind = event.get('event')
+        data = event.get('event_data') or {}
+        task = data.get('task')
+        if kind == 'playbook_on_task_start':
+            self.jobs.add_event(job_uuid, kind, task=task)
+        elif kind in ('runner_on_ok', 'runner_on_skipped'):
+            self.jobs.add_event(job_uuid, kind, task=task, host=data.get('host'),
+                                done_delta=1)
+        elif kind in ('runner_on_failed', 'runner_on_unreachable'):
+            res = data.get('res') or {}
+            message = res.get('msg') or res.get('stderr') or res.get('reason') or str(res)[:500]
+            ignored = bool(data.get('ignore_errors'))
+            self.jobs.add_event(job_uuid, kind, task=task, host=data.get('host'),
+                                failed=not ignored, message=message, done_delta=1,
+                                failed_delta=0 if ignored else 1)
+            if not ignored:
+                flags['error'] = '%s: %s' % (task, message)
+
+    def _finalize(self, job, status, flags, minutes):
+        job_uuid = job['uuid']
+        if flags['canceled']:
+            self.jobs.finish(job_uuid, jobs_mod.CANCELED,
+                             'Canceled: a delete of the cluster superseded it.')
+            return
+        if flags['timed_out']:
+            what = 'create_timeout' if job['operation'] == 'create' else 'operation timeout'
+            reason = 'Timed out after %d minutes (%s) during %s.' % (
+                minutes, what, job['operation'])
+            self.jobs.finish(job_uuid, jobs_mod.FAILED, reason)
+            jobs_mod.fail_operation(self.store, job, reason)
+            return
+        if status == 'successful':
+            self.jobs.finish(job_uuid, jobs_mod.SUCCESSFUL)
+            reason = 'The playbook ended without writing a final status.'
+        else:
+            reason = flags['error'] or 'The playbook run ended %s.' % status
+            self.jobs.finish(job_uuid, jobs_mod.FAILED, reason)
+        # Whatever happened in the playbook, never leave the cluster in progress.
+        jobs_mod.fail_operation(self.store, job, reason)

@@ -1,0 +1,38 @@
+"""limit / marker / sort_key / sort_dir and the ``next`` link (Magnum's collection)."""
+
+from flask import current_app, request
+
+from api.core import errors
+
+
+def params(default_sort_key='id'):
+    max_limit = current_app.config['SETTINGS'].max_limit
+    limit = request.args.get('limit')
+    if limit is not None:
+        try:
+            limit = int(limit)
+        except ValueError:
+            raise errors.Invalid("Invalid input for field/attribute limit. Value: %r. "
+                                 "unable to convert to int" % limit)
+        if limit <= 0:
+            raise errors.Invalid("Limit must be positive")
+        limit = min(limit, max_limit)
+    else:
+        limit = max_limit
+    sort_dir = request.args.get('sort_dir', 'asc')
+    if sort_dir not in ('asc', 'desc'):
+        raise errors.Invalid("Invalid sort direction: %s. Acceptable values are 'asc' or "
+                             "'desc'" % sort_dir)
+    return {'limit': limit, 'marker': request.args.get('marker'),
+            'sort_key': request.args.get('sort_key', default_sort_key), 'sort_dir': sort_dir}
+
+
+def next_link(resource, items, page, marker_key='uuid', extra=None):
+    """The ``next`` URL when the page is full, else None."""
+    if not items or len(items) < page['limit']:
+        return None
+    args = dict(extra or {})
+    args.update(sort_key=page['sort_key'], sort_dir=page['sort_dir'])
+    query = ''.join('%s=%s&' % item for item in args.items())
+    return '%sv1/%s?%slimit=%d&marker=%s' % (request.host_url, resource, query,
+                                             page['limit'], items[-1][marker_key])

@@ -1,0 +1,34 @@
+"""API settings: command line and environment, one object on ``app.config``."""
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from api.core import lifecycle, store
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Settings:
+    db_url: str = field(default_factory=store.default_url)
+    workers: int = 2
+    default_project: str = lifecycle.DEFAULT_PROJECT
+    default_roles: tuple = ('admin', 'member')
+    auth_strategy: str = 'noauth'
+    max_limit: int = 1000
+    cluster_user_trust: bool = False
+    public_templates_by_users: bool = False
+    playbooks_dir: Path = REPO_ROOT / 'playbooks'
+    project_dir: Path = REPO_ROOT
+    runner_dir: Path = field(default_factory=lambda: Path(
+        os.environ.get('MAGNUM_RUNNER_DIR')
+        or Path(os.environ.get('XDG_DATA_HOME') or Path.home() / '.local' / 'share')
+        / 'openstack-magnum' / 'jobs'))
+    heartbeat_interval: float = 10.0
+    start_executor: bool = True
+
+    def core(self):
+        """The settings the core's validation needs."""
+        return {'cluster_user_trust': self.cluster_user_trust,
+                'public_templates_by_users': self.public_templates_by_users}

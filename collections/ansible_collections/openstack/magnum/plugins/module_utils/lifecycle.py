@@ -1,0 +1,306 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Lifecycle steps over the store, shared by the API and the modules.
+
+Each function validates with ``model``, checks ``states`` and writes through
+``store``, so a REST request and a playbook run leave the same records.
+Nothing here runs a playbook: callers queue or run one afterwards.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.openstack.magnum.plugins.module_utils import (
+    drivers, model, states, tls)
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    Invalid, NotFound)
+
+DEFAULT_PROJECT = 'default'
+
+
+class Scope(object):
+    """Who is asking: project, user, admin flag. Builds store filters."""
+
+    def __init__(self, project_id=DEFAULT_PROJECT, user_id=None, is_admin=False):
+        self.project_id = project_id
+        self.user_id = user_id
+        self.is_admin = is_admin
+
+    def owned(self, table):
+        if self.is_admin:
+            return None
+        return table.c.project_id == self.project_id
+
+    def owned_or_public(self, table):
+        if self.is_admin:
+            return None
+        return (table.c.project_id == self.project_id) | (table.c.public.is_(True))
+
+
+def _scope_fn(scope, public=False):
+    if scope is None or scope.is_admin:
+        return None
+    return scope.owned_or_public if public else scope.owned
+
+
+# ---------------------------------------------------------------- templates
+
+def get_template(store, ident, scope=None):
+    return store.get('cluster_template', ident, scope=_scope_fn(scope, public=True))
+
+
+def template_in_use(store, template_uuid):
+    return bool(store.find('cluster', cluster_template_id=template_uuid))
+
+
+def create_template(store, data, scope, settings=None):
+    settings = settings or {}
+    record = model.build_template(
+        data, project_id=scope.project_id, user_id=scope.user_id,
+        image_catalog=settings.get('image_catalog'),
+        cluster_user_trust=settings.get('cluster_user_trust', False))
+    if record.get('public') and not scope.is_admin and not settings.get('public_templates_by_users'):
+        from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotAuthorized
+        raise NotAuthorized("Policy doesn't allow clustertemplate:publish to be performed.")
+    return store.create('cluster_template', record)
+
+
+def update_template(store, current, patched, scope, settings=None):
+    settings = settings or {}
+    record = model.update_template(
+        current, patched, template_in_use(store, current['uuid']),
+        image_catalog=settings.get('image_catalog'),
+        cluster_user_trust=settings.get('cluster_user_trust', False))
+    values = dict((k, v) for k, v in record.items() if v != current.get(k))
+    if not values:
+        return current
+    return store.update('cluster_template', current['uuid'], values)
+
+
+def delete_template(store, template):
+    if template_in_use(store, template['uuid']):
+        raise Invalid("ClusterTemplate %s is referenced by one or multiple clusters."
+                      % template['uuid'])
+    store.delete('cluster_template', template['uuid'])
+
+
+# ----------------------------------------------------------------- clusters
+
+def get_cluster(store, ident, scope=None):
+    return store.get('cluster', ident, scope=_scope_fn(scope))
+
+
+def record_cluster(store, data, scope, settings=None):
+    """Validate a create request and insert the cluster + default node groups."""
+    settings = settings or {}
+    if not data.get('cluster_template_id'):
+        raise model.mandatory_missing('cluster_template_id')
+    try:
+        template = get_template(store, data['cluster_template_id'], scope)
+    except NotFound as exc:
+        raise Invalid(str(exc))  # Magnum answers 400 for an unknown template here
+    cluster, groups = model.build_cluster(
+        data, template, project_id=scope.project_id, user_id=scope.user_id,
+        cluster_user_trust=settings.get('cluster_user_trust', False))
+    cluster['driver'] = template['driver']
+    return store.create_cluster(cluster, groups,
+                                check_quota=settings.get('check_quota', True))
+
+
+def cluster_driver(store, cluster, roles_dir=None):
+    template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    driver = drivers.find(template['coe'], template['server_type'], template['cluster_distro'])
+    return template, driver.as_dict(roles_dir)
+
+
+def patch_cluster(store, current, patched):
+    """Apply a JSON-patched cluster.
+
+    A changed ``node_count`` starts a resize of the default worker group
+    (refused while another operation runs); health fields are written as
+    they are. Returns ``(cluster, resized_group)``; the group is None when no
+    resize started.
+    """
+    record, changed = model.update_cluster(current, patched)
+    group = None
+    if record['node_count'] != current['node_count']:
+        current, group = start_resize(store, current, record['node_count'])
+    health = dict((k, record[k]) for k in ('health_status', 'health_status_reason')
+                  if k in changed)
+    if health:
+        current = store.update('cluster', current['uuid'], health)
+    return current, group
+
+
+def default_worker_group(store, cluster):
+    for group in store.find('nodegroup', cluster_id=cluster['uuid']):
+        if group['is_default'] and group['role'] != model.RESERVED_ROLE:
+            return group
+    raise NotFound("Cluster %s has no default worker nodegroup." % cluster['uuid'])
+
+
+def start_resize(store, cluster, node_count, nodegroup=None, nodes_to_remove=None):
+    group = get_nodegroup(store, cluster, nodegroup) if nodegroup else \
+        default_worker_group(store, cluster)
+    model.check_resize(cluster, group, node_count, nodes_to_remove)
+    started = store.start_operation(cluster['uuid'], 'resize')
+    store.update('nodegroup', group['uuid'], {'status': states.UPDATE_IN_PROGRESS,
+                                              'status_reason': None})
+    return started, group
+
+
+def start_upgrade(store, cluster, template_ident, scope, max_batch_size=None,
+                  nodegroup=None):
+    current = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    new = get_template(store, template_ident, scope)
+    model.check_upgrade(cluster, current, new, max_batch_size)
+    group = get_nodegroup(store, cluster, nodegroup) if nodegroup else None
+    started = store.start_operation(cluster['uuid'], 'upgrade')
+    return started, new, group
+
+
+def start_delete(store, cluster):
+    model.check_member_delete(cluster, store.find('federation'))
+    return store.start_operation(cluster['uuid'], 'delete')
+
+
+def set_facts(store, cluster_uuid, facts):
+    allowed = ('api_address', 'node_addresses', 'master_addresses', 'coe_version',
+               'container_version', 'discovery_url', 'stack_id', 'health_status',
+               'health_status_reason', 'node_count', 'master_count', 'facts')
+    values = dict((k, v) for k, v in (facts or {}).items() if k in allowed)
+    unknown = sorted(set(facts or {}) - set(allowed))
+    if unknown:
+        raise Invalid("Unknown cluster facts: %s." % ', '.join(unknown))
+    if values:
+        return store.update('cluster', cluster_uuid, values)
+    return store.get('cluster', cluster_uuid, by_name=False)
+
+
+def cluster_faults(store, cluster):
+    if cluster['status'] not in states.FAILED:
+        return {}
+    faults = dict((g['name'], g['status_reason']) for g in
+                  store.find('nodegroup', cluster_id=cluster['uuid'])
+                  if g.get('status') in states.FAILED and g.get('status_reason'))
+    if not faults and cluster.get('status_reason'):
+        faults['cluster'] = cluster['status_reason']
+    return faults
+
+
+# -------------------------------------------------------------- node groups
+
+def get_nodegroup(store, cluster, ident):
+    return store.get('nodegroup', ident, parent=cluster['uuid'])
+
+
+def create_nodegroup(store, cluster, data, scope):
+    template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    group = model.build_nodegroup(data, cluster, template, project_id=cluster['project_id'])
+    if store.find('nodegroup', cluster_id=cluster['uuid'], name=group['name']):
+        from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict
+        raise Conflict("A node group with name %s already exists in the cluster %s."
+                       % (group['name'], cluster['name']))
+    with store.write(lock='cluster-%s' % cluster['uuid']) as conn:
+        current = store.get('cluster', cluster['uuid'], conn=conn, by_name=False)
+        states.check_can_start('nodegroup_create', current['status'], current['name'])
+        store.update('cluster', cluster['uuid'], {
+            'status': states.running_status('nodegroup_create'), 'status_reason': None},
+            conn=conn, expect_status=current['status'])
+        return store.create('nodegroup', group, conn=conn)
+
+
+def start_nodegroup_delete(store, cluster, group):
+    model.check_nodegroup_delete(group)
+    started = store.start_operation(cluster['uuid'], 'nodegroup_delete')
+    store.update('nodegroup', group['uuid'], {'status': states.DELETE_IN_PROGRESS,
+                                              'status_reason': None})
+    return started
+
+
+def update_nodegroup(store, group, patched, microversion=(1, 14)):
+    record = model.update_nodegroup(group, patched, microversion)
+    values = dict((k, v) for k, v in record.items() if v != group.get(k))
+    return store.update('nodegroup', group['uuid'], values) if values else group
+
+
+# ------------------------------------------------------------ certificates
+
+def ensure_ca(store, cluster, ca_cert_type='ca', rotate=False):
+    """Create (or with ``rotate`` replace) the cluster CA. Returns (changed, cert)."""
+    if rotate or store.certificate(cluster['uuid'], ca_cert_type, missing_ok=True) is None:
+        cert, key = tls.create_ca('%s %s CA' % (cluster['name'], ca_cert_type))
+        changed = store.save_certificate(cluster['uuid'], cert, key, ca_cert_type,
+                                         replace=rotate)
+        return changed, store.certificate(cluster['uuid'], ca_cert_type)
+    return False, store.certificate(cluster['uuid'], ca_cert_type)
+
+
+def check_tls(store, cluster):
+    template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    if template.get('tls_disabled'):
+        raise Invalid("Certificates of cluster %s are not available: TLS is disabled in its "
+                      "cluster template." % cluster['uuid'])
+
+
+def sign_csr(store, cluster, csr, ca_cert_type='ca'):
+    check_tls(store, cluster)
+    ca = store.certificate(cluster['uuid'], ca_cert_type)
+    return tls.sign_csr(ca['cert_pem'], ca['key_pem'], csr)
+
+
+# ------------------------------------------------------------------- stats
+
+def stats(store, project_id=None):
+    clusters = store.find('cluster', project_id=project_id) if project_id else \
+        store.find('cluster')
+    nodes = 0
+    for cluster in clusters:
+        nodes += sum(g['node_count'] or 0 for g in
+                     store.find('nodegroup', cluster_id=cluster['uuid']))
+    return {'clusters': len(clusters), 'nodes': nodes}
+
+
+# -------------------------------------------------------------- federations
+
+def get_federation(store, ident, scope=None):
+    return store.get('federation', ident, scope=_scope_fn(scope))
+
+
+def _member_uuids(store, idents, scope):
+    return [get_cluster(store, ident, scope)['uuid'] for ident in idents or []]
+
+
+def create_federation(store, data, scope):
+    fed = model.build_federation(data, project_id=scope.project_id)
+    fed['hostcluster_id'] = get_cluster(store, fed['hostcluster_id'], scope)['uuid']
+    fed['member_ids'] = _member_uuids(store, fed['member_ids'], scope)
+    return store.create('federation', fed)
+
+
+def start_federation_operation(store, federation, operation, values=None):
+    """Federations follow the cluster state machine for their own operations."""
+    states.check_can_start(operation, federation['status'], federation['name'])
+    update = dict(values or {})
+    update.update(status=states.running_status(operation), status_reason=None)
+    return store.update('federation', federation['uuid'], update,
+                        expect_status=federation['status'])
+
+
+def update_federation(store, current, patched, scope):
+    changed = [k for k in ('member_ids', 'properties') if patched.get(k) != current.get(k)]
+    other = [k for k in patched if k not in ('member_ids', 'properties')
+             and patched.get(k) != current.get(k)]
+    if other:
+        raise Invalid("Only member_ids and properties of a federation can be updated.")
+    values = {}
+    if 'member_ids' in changed:
+        from ansible_collections.openstack.magnum.plugins.module_utils import fields
+        values['member_ids'] = _member_uuids(
+            store, fields.coerce(fields.FEDERATION, 'member_ids', patched['member_ids']), scope)
+    if 'properties' in changed:
+        from ansible_collections.openstack.magnum.plugins.module_utils import fields
+        values['properties'] = fields.coerce(fields.FEDERATION, 'properties',
+                                             patched['properties'])
+    return start_federation_operation(store, current, 'update', values)
