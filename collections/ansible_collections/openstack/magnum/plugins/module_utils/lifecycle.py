@@ -14,7 +14,7 @@ __metaclass__ = type
 from ansible_collections.openstack.magnum.plugins.module_utils import (
     drivers, model, states, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
-    Invalid, NotFound)
+    Conflict, Invalid, NotFound)
 
 DEFAULT_PROJECT = 'default'
 
@@ -195,19 +195,24 @@ def get_nodegroup(store, cluster, ident):
     return store.get('nodegroup', ident, parent=cluster['uuid'])
 
 
-def create_nodegroup(store, cluster, data, scope):
+def create_nodegroup(store, cluster, data, scope, start=True):
+    """Record a node group; with ``start`` also move the cluster to UPDATE_IN_PROGRESS.
+
+    Both happen in one transaction after the state-machine check, so a busy
+    cluster never gets a half-recorded group.
+    """
     template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
     group = model.build_nodegroup(data, cluster, template, project_id=cluster['project_id'])
     if store.find('nodegroup', cluster_id=cluster['uuid'], name=group['name']):
-        from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict
         raise Conflict("A node group with name %s already exists in the cluster %s."
                        % (group['name'], cluster['name']))
     with store.write(lock='cluster-%s' % cluster['uuid']) as conn:
         current = store.get('cluster', cluster['uuid'], conn=conn, by_name=False)
         states.check_can_start('nodegroup_create', current['status'], current['name'])
-        store.update('cluster', cluster['uuid'], {
-            'status': states.running_status('nodegroup_create'), 'status_reason': None},
-            conn=conn, expect_status=current['status'])
+        if start:
+            store.update('cluster', cluster['uuid'], {
+                'status': states.running_status('nodegroup_create'), 'status_reason': None},
+                conn=conn, expect_status=current['status'])
         return store.create('nodegroup', group, conn=conn)
 
 
@@ -304,3 +309,80 @@ def update_federation(store, current, patched, scope):
         values['properties'] = fields.coerce(fields.FEDERATION, 'properties',
                                              patched['properties'])
     return start_federation_operation(store, current, 'update', values)
+
+
+# ------------------------------------------------- operation start and end
+
+def begin_operation(store, cluster, operation, started_by_job=False):
+    """Start ``operation`` unless the API already did (``started_by_job``)."""
+    if started_by_job:
+        if cluster['status'] != states.running_status(operation):
+            raise Conflict("Cluster %s is %s, not %s: its %s job no longer owns it."
+                           % (cluster['name'], cluster['status'],
+                              states.running_status(operation), operation))
+        return False, cluster
+    return True, store.start_operation(cluster['uuid'], operation)
+
+
+def _group_updates(store, cluster, operation, ok, reason, nodegroup, node_count):
+    groups = store.find('nodegroup', cluster_id=cluster['uuid'])
+    for group in groups:
+        target = nodegroup is not None and group['uuid'] == nodegroup['uuid']
+        if operation == 'create' and group['is_default']:
+            status = states.final_status('create', ok)
+        elif target and operation == 'nodegroup_create':
+            status = states.final_status('create', ok)
+        elif target and operation == 'nodegroup_delete':
+            if ok:
+                store.delete('nodegroup', group['uuid'])
+                continue
+            status = states.DELETE_FAILED
+        elif target or (states.is_in_progress(group.get('status'))
+                        and operation not in ('create', 'delete')):
+            status = states.final_status('update', ok)
+        else:
+            continue
+        values = {'status': status, 'status_reason': None if ok else reason}
+        if ok and target and node_count is not None:
+            values['node_count'] = node_count
+        store.update('nodegroup', group['uuid'], values)
+
+
+def end_operation(store, cluster, operation, ok, reason=None, facts=None, nodegroup=None,
+                  node_count=None, template_id=None):
+    """Write the final status of ``operation`` (and of the groups it touched).
+
+    Only from the status the operation set: a cluster a delete took over is
+    never moved back by the job it superseded. A successful delete removes
+    the records.
+    """
+    running = states.running_status(operation)
+    if cluster['status'] != running:
+        raise Conflict("Cluster %s is %s, not %s: refusing to end %s over another operation."
+                       % (cluster['name'], cluster['status'], running, operation))
+    if ok and operation == 'delete':
+        store.purge_cluster(cluster['uuid'])
+        return None
+    group = get_nodegroup(store, cluster, nodegroup) if nodegroup else None
+    if group is None and operation == 'resize' and node_count is not None:
+        group = default_worker_group(store, cluster)
+    _group_updates(store, cluster, operation, ok, reason, group, node_count)
+    values = dict(facts or {})
+    if ok:
+        if group is not None and group['is_default'] and group['role'] != model.RESERVED_ROLE \
+                and node_count is not None:
+            values['node_count'] = node_count
+        if template_id:
+            values['cluster_template_id'] = template_id
+    if values:
+        set_facts(store, cluster['uuid'], dict((k, v) for k, v in values.items()
+                                               if k != 'cluster_template_id'))
+        if 'cluster_template_id' in values:
+            store.update('cluster', cluster['uuid'],
+                         {'cluster_template_id': values['cluster_template_id']})
+    if reason is None:
+        reason = '%s completed successfully' % operation.replace('_', ' ').capitalize() if ok \
+            else '%s failed' % operation
+    return store.update('cluster', cluster['uuid'], {
+        'status': states.final_status(operation, ok), 'status_reason': reason},
+        expect_status=running)

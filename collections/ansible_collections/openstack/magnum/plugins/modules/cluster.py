@@ -1,0 +1,168 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: cluster
+short_description: Record or remove a Magnum cluster
+version_added: "0.1.0"
+description:
+  - Writes a Cluster record and its default node groups (C(default-master),
+    C(default-worker)) into the store, validated exactly as C(POST /v1/clusters) does:
+    template lookup, keypair fallback, label merge and rules, C(master_count) and load
+    balancer, quota. The new cluster is C(CREATE_IN_PROGRESS); the C(cluster_create)
+    playbook then builds it.
+  - An existing cluster is left as it is (changing its size is a resize, done by the
+    C(cluster_resize) playbook). With I(state=absent) the record, its node groups and
+    certificates are removed from the store; the infrastructure is the
+    C(cluster_delete) playbook's job.
+extends_documentation_fragment:
+  - openstack.magnum.store
+options:
+  name:
+    description: Cluster name (C(^[a-zA-Z][a-zA-Z0-9_.-]*$)) or, to find one, its UUID.
+    type: str
+    required: true
+  state:
+    description: Whether the record should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  cluster_template_id:
+    description: Template name or UUID. Required to create.
+    type: str
+  keypair:
+    description: SSH keypair; defaults to the template's. One of the two is required.
+    type: str
+  node_count:
+    description: Number of workers in C(default-worker).
+    type: int
+  master_count:
+    description: Number of masters; more than one needs I(master_lb_enabled).
+    type: int
+  docker_volume_size:
+    description: Container storage volume size in GB (defaults to the template's).
+    type: int
+  labels:
+    description: Labels (dict or C(k=v,k2=v2)); replace the template's unless I(merge_labels).
+    type: raw
+  merge_labels:
+    description: Merge I(labels) into the template's labels.
+    type: bool
+  master_flavor_id:
+    description: Master flavor (defaults to the template's).
+    type: str
+  flavor_id:
+    description: Worker flavor (defaults to the template's).
+    type: str
+  create_timeout:
+    description: Minutes before a create is ended as C(CREATE_FAILED) (default 60).
+    type: int
+  discovery_url:
+    description: Discovery URL (immutable).
+    type: str
+  fixed_network:
+    description: Existing private network.
+    type: str
+  fixed_subnet:
+    description: Existing private subnet.
+    type: str
+  floating_ip_enabled:
+    description: Floating IPs for nodes (defaults to the template's).
+    type: bool
+  master_lb_enabled:
+    description: Load balancer for the masters (defaults to the template's).
+    type: bool
+  uuid:
+    description: UUID to give a new cluster (generated when omitted).
+    type: str
+author:
+  - openstack.magnum contributors
+'''
+
+EXAMPLES = r'''
+- name: Record a cluster (the cluster_create playbook does this from extravars)
+  openstack.magnum.cluster:
+    name: k8s
+    cluster_template_id: k8s-tpl
+    node_count: 2
+    labels: {kube_tag: v1.30.2}
+    merge_labels: true
+  register: recorded
+
+- name: Remove the record of a deleted cluster
+  openstack.magnum.cluster:
+    name: k8s
+    state: absent
+'''
+
+RETURN = r'''
+cluster:
+  description: The cluster record.
+  returned: when state is present
+  type: dict
+  sample: {"uuid": "5d12f6fd-a196-4bf5-ae4c-1f639a523a52", "name": "k8s", "status": "CREATE_IN_PROGRESS",
+           "node_count": 2, "master_count": 1}
+'''
+
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils import fields, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
+
+CREATE_FIELDS = ('cluster_template_id', 'keypair', 'node_count', 'master_count',
+                 'docker_volume_size', 'labels', 'merge_labels', 'master_flavor_id',
+                 'flavor_id', 'create_timeout', 'discovery_url', 'fixed_network',
+                 'fixed_subnet', 'floating_ip_enabled', 'master_lb_enabled', 'uuid')
+
+
+class ClusterModule(MagnumModule):
+    argument_spec = dict(
+        name=dict(type='str', required=True),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        cluster_template_id=dict(type='str'), keypair=dict(type='str', no_log=False),
+        node_count=dict(type='int'), master_count=dict(type='int'),
+        docker_volume_size=dict(type='int'), labels=dict(type='raw'),
+        merge_labels=dict(type='bool'), master_flavor_id=dict(type='str'),
+        flavor_id=dict(type='str'), create_timeout=dict(type='int'),
+        discovery_url=dict(type='str'), fixed_network=dict(type='str'),
+        fixed_subnet=dict(type='str'), floating_ip_enabled=dict(type='bool'),
+        master_lb_enabled=dict(type='bool'), uuid=dict(type='str'),
+    )
+
+    def run(self):
+        try:
+            current = lifecycle.get_cluster(self.store, self.params['name'], self.scope)
+        except NotFound:
+            current = None
+        if self.params['state'] == 'absent':
+            if current is None:
+                self.exit_json(changed=False)
+            if not self.check_mode:
+                self.store.purge_cluster(current['uuid'])
+            self.exit_json(changed=True)
+        if current is not None:
+            self.exit_json(changed=False, cluster=public(current))
+        if self.check_mode:
+            self.exit_json(changed=True, cluster=None)
+        data = self.given(CREATE_FIELDS)
+        data['name'] = self.params['name']
+        record = lifecycle.record_cluster(self.store, data, self.scope)
+        self.exit_json(changed=True, cluster=public(record))
+
+
+def public(record):
+    data = dict((k, record.get(k)) for k in fields.CLUSTER)
+    data['driver'] = record.get('driver')
+    return data
+
+
+def main():
+    ClusterModule()()
+
+
+if __name__ == '__main__':
+    main()

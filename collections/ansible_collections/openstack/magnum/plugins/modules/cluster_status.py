@@ -1,0 +1,151 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: cluster_status
+short_description: Start or end a cluster operation in the store (the state machine)
+version_added: "0.1.0"
+description:
+  - The lifecycle playbooks call this module to move a cluster through Magnum's state
+    machine. I(phase=start) checks that the operation may start from the current status
+    (update, resize and upgrade are refused while another operation runs; delete is always
+    allowed; a C(*_FAILED) cluster can be retried, resized or deleted) and sets the
+    C(*_IN_PROGRESS) status.
+  - I(phase=complete) writes C(*_COMPLETE) with the cluster's facts; I(phase=failed) writes
+    C(*_FAILED) with I(reason). Both only act on a cluster still in the status this operation
+    set, so a job superseded by a delete never moves the cluster back.
+  - A completed delete removes the cluster's records.
+extends_documentation_fragment:
+  - openstack.magnum.store
+options:
+  cluster:
+    description: Cluster name or UUID.
+    type: str
+    required: true
+  operation:
+    description: The operation.
+    type: str
+    required: true
+    choices: [create, update, resize, upgrade, ca_rotate, nodegroup_create, nodegroup_update,
+              nodegroup_delete, delete]
+  phase:
+    description: Start the operation, or end it well or badly.
+    type: str
+    required: true
+    choices: [start, complete, failed]
+  reason:
+    description: C(status_reason) to write (the failure message for I(phase=failed)).
+    type: str
+  facts:
+    description:
+      - Cluster facts to record with I(phase=complete), among C(api_address),
+        C(node_addresses), C(master_addresses), C(coe_version), C(container_version),
+        C(discovery_url), C(stack_id), C(health_status), C(health_status_reason),
+        C(master_count), C(facts) (a free dict for drivers).
+    type: dict
+  nodegroup:
+    description: Node group (name or UUID) the operation acts on.
+    type: str
+  node_count:
+    description: New node count of the node group, written when a resize completes.
+    type: int
+  cluster_template:
+    description: Template (UUID) the cluster references after a completed upgrade.
+    type: str
+  job_uuid:
+    description:
+      - The API job running this playbook. With it, I(phase=start) only checks that the API
+        already started the operation.
+    type: str
+author:
+  - openstack.magnum contributors
+'''
+
+EXAMPLES = r'''
+- name: Mark the create done
+  openstack.magnum.cluster_status:
+    cluster: "{{ cluster_uuid }}"
+    operation: create
+    phase: complete
+    facts:
+      api_address: https://10.0.0.5:6443
+      master_addresses: [10.0.0.5]
+      node_addresses: [10.0.0.6, 10.0.0.7]
+
+- name: Mark it failed
+  openstack.magnum.cluster_status:
+    cluster: "{{ cluster_uuid }}"
+    operation: create
+    phase: failed
+    reason: "{{ ansible_failed_result.msg }}"
+'''
+
+RETURN = r'''
+cluster:
+  description: The cluster after the change (null once a delete completed).
+  returned: always
+  type: dict
+  sample: {"uuid": "5d12f6fd-a196-4bf5-ae4c-1f639a523a52", "status": "CREATE_COMPLETE",
+           "status_reason": "Create completed successfully"}
+'''
+
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils import (
+    fields, jobs, lifecycle, states)
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict
+
+
+class ClusterStatusModule(MagnumModule):
+    argument_spec = dict(
+        cluster=dict(type='str', required=True),
+        operation=dict(type='str', required=True, choices=sorted(states.OPERATIONS)),
+        phase=dict(type='str', required=True, choices=['start', 'complete', 'failed']),
+        reason=dict(type='str'),
+        facts=dict(type='dict'),
+        nodegroup=dict(type='str'),
+        node_count=dict(type='int'),
+        cluster_template=dict(type='str'),
+        job_uuid=dict(type='str'),
+    )
+
+    def run(self):
+        p = self.params
+        cluster = lifecycle.get_cluster(self.store, p['cluster'], self.scope)
+        if p['job_uuid']:
+            job = jobs.Jobs(self.store).get(p['job_uuid'])
+            if job['status'] != jobs.RUNNING:
+                raise Conflict("Job %s is %s (%s): this run no longer owns cluster %s."
+                               % (job['uuid'], job['status'], job.get('status_reason'),
+                                  cluster['name']))
+        if p['phase'] == 'start':
+            if self.check_mode:
+                states.check_can_start(p['operation'], cluster['status'], cluster['name'])
+                self.exit_json(changed=not p['job_uuid'], cluster=_public(cluster))
+            changed, cluster = lifecycle.begin_operation(
+                self.store, cluster, p['operation'], started_by_job=bool(p['job_uuid']))
+            self.exit_json(changed=changed, cluster=_public(cluster))
+        if self.check_mode:
+            self.exit_json(changed=True, cluster=_public(cluster))
+        ok = p['phase'] == 'complete'
+        result = lifecycle.end_operation(
+            self.store, cluster, p['operation'], ok, reason=p['reason'], facts=p['facts'],
+            nodegroup=p['nodegroup'], node_count=p['node_count'],
+            template_id=p['cluster_template'])
+        self.exit_json(changed=True, cluster=_public(result) if result else None)
+
+
+def _public(record):
+    return dict((k, record.get(k)) for k in fields.CLUSTER)
+
+
+def main():
+    ClusterStatusModule()()
+
+
+if __name__ == '__main__':
+    main()

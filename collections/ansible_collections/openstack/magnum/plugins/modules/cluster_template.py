@@ -1,0 +1,211 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: cluster_template
+short_description: Create, update or delete a Magnum cluster template
+version_added: "0.1.0"
+description:
+  - Manages a ClusterTemplate record in the openstack.magnum store, with Magnum's defaults
+    and validation (mandatory fields, per-COE drivers, volume size minimums, label rules,
+    the driver registry).
+  - A template used by clusters can only change I(name), I(public) and I(hidden), and cannot
+    be deleted.
+extends_documentation_fragment:
+  - openstack.magnum.store
+options:
+  name:
+    description: Name of the template (names are not unique; the first match is managed).
+    type: str
+    required: true
+  state:
+    description: Whether the template should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  coe:
+    description: Container orchestration engine. Required to create.
+    type: str
+    choices: [kubernetes, swarm, mesos]
+  image_id:
+    description: Image name or id; its OS distribution selects the driver. Required to create.
+    type: str
+  external_network_id:
+    description: External network of the cluster. Required to create.
+    type: str
+  keypair_id:
+    description: Default SSH keypair of clusters made from the template.
+    type: str
+  flavor_id:
+    description: Flavor of worker nodes (default C(m1.small)).
+    type: str
+  master_flavor_id:
+    description: Flavor of master nodes (default C(m1.small)).
+    type: str
+  dns_nameserver:
+    description: DNS server of the cluster network (default C(8.8.8.8)).
+    type: str
+  fixed_network:
+    description: Existing private network to use instead of creating one.
+    type: str
+  fixed_subnet:
+    description: Existing private subnet to use instead of creating one.
+    type: str
+  network_driver:
+    description: Container network driver (kubernetes flannel/calico, swarm docker/flannel, mesos docker).
+    type: str
+  volume_driver:
+    description: Volume driver (kubernetes cinder, swarm and mesos rexray).
+    type: str
+  docker_volume_size:
+    description: Size in GB of the per-node container storage volume.
+    type: int
+  docker_storage_driver:
+    description: Docker storage driver (devicemapper, overlay, overlay2; not for mesos).
+    type: str
+  http_proxy:
+    description: HTTP proxy of the nodes.
+    type: str
+  https_proxy:
+    description: HTTPS proxy of the nodes.
+    type: str
+  no_proxy:
+    description: Hosts the nodes reach without proxy.
+    type: str
+  labels:
+    description: Labels, as a dict or as C(k=v,k2=v2;k3=v3).
+    type: raw
+  tls_disabled:
+    description: Disable TLS on the cluster API.
+    type: bool
+  public:
+    description: Make the template visible to other projects.
+    type: bool
+  registry_enabled:
+    description: Run a local registry in the cluster.
+    type: bool
+  server_type:
+    description: C(vm) (Nova) or C(bm) (Ironic).
+    type: str
+    choices: [vm, bm]
+  master_lb_enabled:
+    description: Put a load balancer in front of the masters.
+    type: bool
+  floating_ip_enabled:
+    description: Give nodes floating IPs.
+    type: bool
+  hidden:
+    description: Hide the template from listings.
+    type: bool
+  apiserver_port:
+    description: Port of the cluster API server (1024-65535).
+    type: int
+  insecure_registry:
+    description: Insecure registry the nodes may pull from.
+    type: str
+  tags:
+    description: Free-form tags.
+    type: str
+author:
+  - openstack.magnum contributors
+'''
+
+EXAMPLES = r'''
+- name: A Kubernetes template on Debian nodes
+  openstack.magnum.cluster_template:
+    name: k8s-tpl
+    coe: kubernetes
+    image_id: debian-12
+    external_network_id: public
+    keypair_id: mykey
+    labels: kube_tag=v1.30.2,flannel_backend=vxlan
+
+- name: Remove it
+  openstack.magnum.cluster_template:
+    name: k8s-tpl
+    state: absent
+'''
+
+RETURN = r'''
+cluster_template:
+  description: The template as the API shows it (absent after deletion).
+  returned: when state is present
+  type: dict
+  sample: {"uuid": "0b5b6cf8-52a0-4e31-9c40-31b0d2e4f0a2", "name": "k8s-tpl", "coe": "kubernetes",
+           "cluster_distro": "debian", "driver": "k8s_kubeadm"}
+'''
+
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils import fields, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
+
+FIELDS = ('coe', 'image_id', 'external_network_id', 'keypair_id', 'flavor_id',
+          'master_flavor_id', 'dns_nameserver', 'fixed_network', 'fixed_subnet',
+          'network_driver', 'volume_driver', 'docker_volume_size', 'docker_storage_driver',
+          'http_proxy', 'https_proxy', 'no_proxy', 'labels', 'tls_disabled', 'public',
+          'registry_enabled', 'server_type', 'master_lb_enabled', 'floating_ip_enabled',
+          'hidden', 'apiserver_port', 'insecure_registry', 'tags')
+
+
+class ClusterTemplateModule(MagnumModule):
+    argument_spec = dict(
+        name=dict(type='str', required=True),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        coe=dict(type='str', choices=['kubernetes', 'swarm', 'mesos']),
+        image_id=dict(type='str'), external_network_id=dict(type='str'),
+        keypair_id=dict(type='str', no_log=False), flavor_id=dict(type='str'),
+        master_flavor_id=dict(type='str'), dns_nameserver=dict(type='str'),
+        fixed_network=dict(type='str'), fixed_subnet=dict(type='str'),
+        network_driver=dict(type='str'), volume_driver=dict(type='str'),
+        docker_volume_size=dict(type='int'), docker_storage_driver=dict(type='str'),
+        http_proxy=dict(type='str'), https_proxy=dict(type='str'), no_proxy=dict(type='str'),
+        labels=dict(type='raw'), tls_disabled=dict(type='bool'), public=dict(type='bool'),
+        registry_enabled=dict(type='bool'), server_type=dict(type='str', choices=['vm', 'bm']),
+        master_lb_enabled=dict(type='bool'), floating_ip_enabled=dict(type='bool'),
+        hidden=dict(type='bool'), apiserver_port=dict(type='int'),
+        insecure_registry=dict(type='str'), tags=dict(type='str'),
+    )
+
+    def run(self):
+        name = self.params['name']
+        try:
+            current = lifecycle.get_template(self.store, name, self.scope)
+        except NotFound:
+            current = None
+        if self.params['state'] == 'absent':
+            if current is None:
+                self.exit_json(changed=False)
+            if not self.check_mode:
+                lifecycle.delete_template(self.store, current)
+            self.exit_json(changed=True)
+        wanted = self.given(FIELDS)
+        if current is None:
+            if self.check_mode:
+                self.exit_json(changed=True, cluster_template=None)
+            data = dict(wanted, name=name)
+            record = lifecycle.create_template(self.store, data, self.scope)
+            self.exit_json(changed=True, cluster_template=_public(record))
+        patched = dict(current)
+        for key, value in wanted.items():
+            patched[key] = fields.coerce(fields.CLUSTER_TEMPLATE, key, value)
+        changed = any(patched.get(k) != current.get(k) for k in wanted)
+        if changed and not self.check_mode:
+            current = lifecycle.update_template(self.store, current, patched, self.scope)
+        self.exit_json(changed=changed, cluster_template=_public(current))
+
+
+def _public(record):
+    return dict((k, record.get(k)) for k in fields.CLUSTER_TEMPLATE)
+
+
+def main():
+    ClusterTemplateModule()()
+
+
+if __name__ == '__main__':
+    main()

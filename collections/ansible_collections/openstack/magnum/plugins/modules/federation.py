@@ -1,0 +1,130 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: federation
+short_description: Record a federation of Magnum clusters and its status
+version_added: "0.1.0"
+description:
+  - Writes a Federation record (host cluster, member clusters, properties) in the store, or
+    removes it. Members are given by name or UUID and stored as UUIDs.
+  - With I(status) it records the outcome of a federation operation (the C(federation)
+    playbook does this).
+extends_documentation_fragment:
+  - openstack.magnum.store
+options:
+  name:
+    description: Federation name or UUID.
+    type: str
+    required: true
+  state:
+    description: Whether the record should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  hostcluster:
+    description: Cluster that hosts the federation control plane. Required to create.
+    type: str
+  member_ids:
+    description: Member clusters (names or UUIDs).
+    type: list
+    elements: str
+  properties:
+    description: Federation properties, for example C(dns=cluster.local).
+    type: dict
+  status:
+    description: Status to record.
+    type: str
+    choices: [CREATE_IN_PROGRESS, CREATE_FAILED, CREATE_COMPLETE, UPDATE_IN_PROGRESS,
+              UPDATE_FAILED, UPDATE_COMPLETE, DELETE_IN_PROGRESS, DELETE_FAILED, DELETE_COMPLETE]
+  status_reason:
+    description: Reason recorded with I(status).
+    type: str
+author:
+  - openstack.magnum contributors
+'''
+
+EXAMPLES = r'''
+- name: A federation hosted by k8s1
+  openstack.magnum.federation:
+    name: myfed
+    hostcluster: k8s1
+    member_ids: [k8s2, k8s3]
+    properties: {dns: cluster.local}
+'''
+
+RETURN = r'''
+federation:
+  description: The federation record.
+  returned: when state is present
+  type: dict
+  sample: {"uuid": "3e8d4c36-5c1b-4c9f-9a36-2b1f2b3d2c11", "name": "myfed", "member_ids": []}
+'''
+
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, states
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
+
+
+class FederationModule(MagnumModule):
+    argument_spec = dict(
+        name=dict(type='str', required=True),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        hostcluster=dict(type='str'),
+        member_ids=dict(type='list', elements='str'),
+        properties=dict(type='dict'),
+        status=dict(type='str', choices=list(states.FEDERATION_STATUSES)),
+        status_reason=dict(type='str'),
+    )
+
+    def run(self):
+        p = self.params
+        try:
+            current = lifecycle.get_federation(self.store, p['name'], self.scope)
+        except NotFound:
+            current = None
+        if p['state'] == 'absent':
+            if current is None:
+                self.exit_json(changed=False)
+            if not self.check_mode:
+                self.store.delete('federation', current['uuid'])
+            self.exit_json(changed=True)
+        if current is None:
+            if self.check_mode:
+                self.exit_json(changed=True, federation=None)
+            current = lifecycle.create_federation(self.store, {
+                'name': p['name'], 'hostcluster_id': p['hostcluster'],
+                'member_ids': p['member_ids'] or [], 'properties': p['properties'] or {}},
+                self.scope)
+            changed = True
+        else:
+            changed = False
+        values = {}
+        if p['member_ids'] is not None:
+            members = [lifecycle.get_cluster(self.store, m, self.scope)['uuid']
+                       for m in p['member_ids']]
+            if members != current['member_ids']:
+                values['member_ids'] = members
+        if p['properties'] is not None and p['properties'] != current['properties']:
+            values['properties'] = p['properties']
+        if p['status'] and (p['status'] != current['status']
+                            or p['status_reason'] != current['status_reason']):
+            values.update(status=p['status'], status_reason=p['status_reason'])
+        if values:
+            changed = True
+            if not self.check_mode:
+                current = self.store.update('federation', current['uuid'], values)
+        self.exit_json(changed=changed, federation=current)
+
+
+def main():
+    FederationModule()()
+
+
+if __name__ == '__main__':
+    main()
