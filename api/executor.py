@@ -8,7 +8,9 @@ fresh and fails the jobs of services that died.
 """
 
 import logging
+import os
 import shutil
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -120,14 +122,19 @@ class Executor:
             playbook=str(self.settings.playbooks_dir / job['playbook']),
             extravars=extravars,
             envvars={'MAGNUM_DB_URL': self.store.url,
-                     'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg')},
-            inventory='localhost,',
+                     'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
+                     # ansible-playbook from the same environment as this API
+                     'PATH': os.pathsep.join([os.path.dirname(sys.executable),
+                                              os.environ.get('PATH', '')])},
+            inventory=str(self.settings.project_dir / 'inventory'),
             event_handler=event_handler,
             cancel_callback=cancel_callback,
             quiet=True,
             settings={'suppress_ansible_output': True},
         )
         thread.join()
+        if runner.status != 'successful' and not flags['error']:
+            flags['error'] = _output_tail(runner)
         self._finalize(job, runner.status, flags, minutes)
         if runner.status == 'successful':
             shutil.rmtree(private_dir / 'env', ignore_errors=True)
@@ -172,3 +179,13 @@ class Executor:
             self.jobs.finish(job_uuid, jobs_mod.FAILED, reason)
         # Whatever happened in the playbook, never leave the cluster in progress.
         jobs_mod.fail_operation(self.store, job, reason)
+
+
+def _output_tail(runner, lines=3):
+    """The last lines ansible printed, for a run that failed before any task."""
+    try:
+        text = runner.stdout.read()
+    except Exception:
+        return None
+    tail = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    return ' '.join(tail)[:1000] or None
