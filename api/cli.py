@@ -28,6 +28,9 @@ def parse_args(argv=None):
                         help="allow cloud_provider_enabled (Magnum's cluster_user_trust)")
     parser.add_argument('--runner-dir', default=str(defaults.runner_dir),
                         help='where each job gets its private ansible-runner directory')
+    parser.add_argument('--project-dir', default=str(defaults.project_dir),
+                        help='checkout holding ansible.cfg, inventory/ and playbooks/ '
+                             '(default: this one)')
     parser.add_argument('--debug', action='store_true')
     return parser.parse_args(argv)
 
@@ -44,7 +47,9 @@ def main(argv=None):
     settings = Settings(
         db_url=args.db, workers=args.workers, default_project=args.default_project,
         default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
-        cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir))
+        cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
+        project_dir=Path(args.project_dir),
+        playbooks_dir=Path(args.project_dir) / 'playbooks')
     app = create_app(settings)
     executor = app.extensions['magnum_executor']
 

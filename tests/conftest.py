@@ -1,0 +1,146 @@
+"""Shared fixtures: stores (SQLite and PostgreSQL), a project copy with a test driver,
+and a real magnum-ansible-api server process."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / 'fixtures'
+PG_URL = os.environ.get('MAGNUM_TEST_PG_URL')  # e.g. postgresql://magnum:magnum@127.0.0.1/postgres
+BIN = Path(sys.executable).parent
+
+
+def _pg_database():
+    """A fresh PostgreSQL database; returns (url, drop)."""
+    import sqlalchemy as sa
+    name = 'magnum_test_%s' % uuid.uuid4().hex[:10]
+    admin = sa.create_engine(PG_URL, isolation_level='AUTOCOMMIT')
+    with admin.connect() as conn:
+        conn.execute(sa.text('CREATE DATABASE %s' % name))
+    url = PG_URL.rsplit('/', 1)[0] + '/' + name
+
+    def drop():
+        with admin.connect() as conn:
+            conn.execute(sa.text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
+                {'n': name})
+            conn.execute(sa.text('DROP DATABASE IF EXISTS %s' % name))
+        admin.dispose()
+    return url, drop
+
+
+STORE_BACKENDS = ['sqlite', pytest.param('postgresql', marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+def db_url(request, tmp_path):
+    """A store URL on each backend: SQLite file, and PostgreSQL when MAGNUM_TEST_PG_URL is set."""
+    if request.param == 'sqlite':
+        yield 'sqlite:///%s' % (tmp_path / 'magnum.sqlite')
+        return
+    if not PG_URL:
+        pytest.skip('PostgreSQL store tests need MAGNUM_TEST_PG_URL (.ci/run sets it)')
+    url, drop = _pg_database()
+    yield url
+    drop()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return 'sqlite:///%s' % (tmp_path / 'magnum.sqlite')
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A copy of the checkout whose collection also holds the test driver's role.
+
+    The test driver ('kubernetes' role) is a fixture driver: its tasks record
+    facts derived from the cluster, fail on label test_fail, sleep on
+    label test_sleep. Everything around it (API, jobs, playbooks, modules,
+    store) is the real code.
+    """
+    dest = tmp_path / 'project'
+    dest.mkdir()
+    for name in ('playbooks', 'inventory', 'ansible.cfg'):
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    shutil.copytree(REPO / 'collections', dest / 'collections',
+                    ignore=shutil.ignore_patterns('output', '__pycache__'))
+    shutil.copytree(FIXTURES / 'test_driver_role',
+                    dest / 'collections/ansible_collections/openstack/magnum/roles/kubernetes')
+    return dest
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+class ApiServer:
+    def __init__(self, db_url, project_dir, tmp_path, workers=2):
+        self.db_url = db_url
+        self.project_dir = project_dir
+        self.tmp_path = tmp_path
+        self.workers = workers
+        self.port = free_port()
+        self.url = 'http://127.0.0.1:%d' % self.port
+        self.proc = None
+        self.log = tmp_path / ('api-%d.log' % self.port)
+
+    def start(self):
+        env = dict(os.environ, PYTHONUNBUFFERED='1')
+        self.proc = subprocess.Popen(
+            [str(BIN / 'magnum-ansible-api'), '--port', str(self.port), '--db', self.db_url,
+             '--workers', str(self.workers), '--project-dir', str(self.project_dir),
+             '--runner-dir', str(self.tmp_path / 'jobs')],
+            stdout=open(self.log, 'ab'), stderr=subprocess.STDOUT, env=env)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError('API exited: %s' % self.log.read_text())
+            try:
+                requests.get(self.url + '/', timeout=1)
+                return self
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        raise RuntimeError('API did not start: %s' % self.log.read_text())
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+@pytest.fixture
+def api_server(sqlite_url, project, tmp_path):
+    server = ApiServer(sqlite_url, project, tmp_path).start()
+    yield server
+    server.stop()
+
+
+def wait_for(fn, timeout=120, interval=0.5):
+    """Poll ``fn`` until it returns a truthy value; return it."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError('condition not met within %ss' % timeout)

@@ -1,0 +1,181 @@
+"""The store on SQLite and PostgreSQL: migrations, CRUD, paging, atomic transitions,
+concurrent writers in separate processes."""
+
+import multiprocessing
+
+import pytest
+import sqlalchemy as sa
+
+from ansible_collections.openstack.magnum.plugins.module_utils import (
+    jobs, lifecycle, model, states, store as store_mod)
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    Conflict, NotFound, OperationNotAllowed, ResourceLimitExceeded)
+
+SCOPE = lifecycle.Scope('p1')
+TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
+       'external_network_id': 'public', 'keypair_id': 'k'}
+
+
+def make(url):
+    store = store_mod.Store(url)
+    tpl = lifecycle.create_template(store, dict(TPL), SCOPE)
+    return store, tpl
+
+
+def test_migrations_are_versioned_and_idempotent(db_url):
+    store = store_mod.Store(db_url)
+    assert store.schema_version() == store_mod.MIGRATIONS[-1][0]
+    again = store_mod.Store(db_url)  # a second process start does nothing more
+    assert again.schema_version() == store.schema_version()
+    inspector = sa.inspect(store.engine)
+    tables = set(inspector.get_table_names())
+    assert {'cluster_templates', 'clusters', 'nodegroups', 'federations', 'quotas',
+            'certificates', 'jobs', 'job_events', 'services', 'schema_version'} <= tables
+    cols = set(c['name'] for c in inspector.get_columns('clusters'))
+    assert {'uuid', 'status', 'labels', 'health_status_reason', 'driver'} <= cols
+
+
+def test_records_roundtrip_types(db_url):
+    store, tpl = make(db_url)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl',
+                                               'labels': {'a': 'b'}, 'node_count': 3}, SCOPE)
+    got = store.get('cluster', 'c1')
+    assert got['labels'] == {'a': 'b'} and got['node_count'] == 3
+    assert got['floating_ip_enabled'] is True and got['uuid'] == cluster['uuid']
+    groups = store.find('nodegroup', cluster_id=cluster['uuid'])
+    assert sorted(g['name'] for g in groups) == ['default-master', 'default-worker']
+    assert store.get('cluster_template', tpl['uuid'])['labels'] == {}
+
+
+def test_names_and_uuids(db_url):
+    store, tpl = make(db_url)
+    lifecycle.create_template(store, dict(TPL), SCOPE)
+    with pytest.raises(Conflict, match='Multiple'):
+        store.get('cluster_template', 'tpl')
+    assert store.get('cluster_template', tpl['uuid'])['uuid'] == tpl['uuid']
+    with pytest.raises(NotFound, match='ClusterTemplate nope could not be found'):
+        store.get('cluster_template', 'nope')
+
+
+def test_paging_with_marker_and_sort(db_url):
+    store, _tpl = make(db_url)
+    for i in range(5):
+        lifecycle.record_cluster(store, {'name': 'c%d' % i, 'cluster_template_id': 'tpl',
+                                         'node_count': 5 - i}, SCOPE)
+    first = store.page('cluster', limit=2)
+    assert [c['name'] for c in first] == ['c0', 'c1']
+    rest = store.page('cluster', limit=10, marker=first[-1]['uuid'])
+    assert [c['name'] for c in rest] == ['c2', 'c3', 'c4']
+    by_count = store.page('cluster', sort_key='node_count', sort_dir='asc', limit=2)
+    assert [c['name'] for c in by_count] == ['c4', 'c3']
+    after = store.page('cluster', sort_key='node_count', sort_dir='asc', limit=2,
+                       marker=by_count[-1]['uuid'])
+    assert [c['name'] for c in after] == ['c2', 'c1']
+
+
+def test_quota_enforced(db_url):
+    store, _tpl = make(db_url)
+    store.set_quota('p1', 'Cluster', 1, create=True)
+    lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'}, SCOPE)
+    with pytest.raises(ResourceLimitExceeded):
+        lifecycle.record_cluster(store, {'name': 'c2', 'cluster_template_id': 'tpl'}, SCOPE)
+    assert len(store.find('cluster')) == 1 and len(store.find('nodegroup')) == 2
+
+
+def test_transitions_are_compare_and_set(db_url):
+    store, _tpl = make(db_url)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    store.finish_operation(cluster['uuid'], 'create', True)
+    store.start_operation(cluster['uuid'], 'resize')
+    with pytest.raises(OperationNotAllowed, match='not allowed until'):
+        store.start_operation(cluster['uuid'], 'upgrade')
+    with pytest.raises(OperationNotAllowed, match='changed status'):
+        store.update('cluster', cluster['uuid'], {'status': 'UPDATE_COMPLETE'},
+                     expect_status=states.CREATE_COMPLETE)
+    store.start_operation(cluster['uuid'], 'delete')  # delete is always allowed
+    # the superseded job can no longer end its operation
+    with pytest.raises(Conflict, match='refusing to end resize'):
+        lifecycle.end_operation(store, store.get('cluster', 'c1'), 'resize', True)
+
+
+def _race_start(url, uuid, queue):
+    store = store_mod.Store(url)
+    try:
+        store.start_operation(uuid, 'resize')
+        queue.put('won')
+    except OperationNotAllowed:
+        queue.put('refused')
+
+
+def _race_create(url, name, queue):
+    store = store_mod.Store(url)
+    try:
+        lifecycle.record_cluster(store, {'name': name, 'cluster_template_id': 'tpl'}, SCOPE)
+        queue.put('created')
+    except ResourceLimitExceeded:
+        queue.put('over quota')
+
+
+def _run_parallel(target, args_list):
+    ctx = multiprocessing.get_context('spawn')
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=target, args=args + (queue,)) for args in args_list]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+    return sorted(queue.get(timeout=5) for _ in procs)
+
+
+def test_concurrent_writers_one_transition_wins(db_url):
+    store, _tpl = make(db_url)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    store.finish_operation(cluster['uuid'], 'create', True)
+    results = _run_parallel(_race_start, [(db_url, cluster['uuid'])] * 6)
+    assert results.count('won') == 1 and results.count('refused') == 5
+    assert store.get('cluster', 'c1')['status'] == states.UPDATE_IN_PROGRESS
+
+
+def test_concurrent_creates_respect_quota(db_url):
+    store, _tpl = make(db_url)
+    store.set_quota('p1', 'Cluster', 3, create=True)
+    results = _run_parallel(_race_create, [(db_url, 'c%d' % i) for i in range(6)])
+    assert results.count('created') == 3 and results.count('over quota') == 3
+    assert len(store.find('cluster')) == 3
+
+
+def test_certificates_private_and_replaceable(db_url, tmp_path):
+    store, _tpl = make(db_url)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    changed, first = lifecycle.ensure_ca(store, cluster)
+    assert changed and 'BEGIN CERTIFICATE' in first['cert_pem']
+    assert lifecycle.ensure_ca(store, cluster)[0] is False
+    changed, second = lifecycle.ensure_ca(store, cluster, rotate=True)
+    assert changed and second['cert_pem'] != first['cert_pem']
+    if db_url.startswith('sqlite'):
+        import os
+        import stat
+        mode = os.stat(db_url.split(':///', 1)[1]).st_mode
+        assert not mode & (stat.S_IROTH | stat.S_IRGRP), 'store must not be world-readable'
+
+
+def test_orphaned_jobs_fail_their_cluster(db_url):
+    store, _tpl = make(db_url)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    records = jobs.Jobs(store)
+    dead = records.register_service()
+    job = records.create('create', 'cluster_create.yml', {}, cluster_id=cluster['uuid'],
+                         service_id=dead)
+    records.start(job['uuid'])
+    records.stop_service(dead)  # the service is gone (as after kill -9 on another host)
+    alive = records.register_service()
+    assert records.reap_orphans(own_service_id=alive) == [job['uuid']]
+    got = store.get('cluster', 'c1')
+    assert got['status'] == states.CREATE_FAILED and 'orphaned' in got['status_reason']
+    assert records.get(job['uuid'])['status'] == jobs.FAILED
+    assert all(g['status'] == states.CREATE_FAILED
+               for g in store.find('nodegroup', cluster_id=cluster['uuid']))

@@ -1,0 +1,83 @@
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import labels
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+
+def test_parse_cli_forms():
+    assert labels.parse('a=1,b=2;c=3') == {'a': '1', 'b': '2', 'c': '3'}
+    assert labels.parse(['a=1', 'b=x=y']) == {'a': '1', 'b': 'x=y'}
+    assert labels.parse({'flag': True, 'n': 3}) == {'flag': 'true', 'n': '3'}
+    assert labels.parse(None) == {}
+
+
+def test_parse_keeps_cidr_lists_together():
+    parsed = labels.parse('master_lb_allowed_cidrs=10.0.0.0/24,192.168.0.0/16,kube_tag=v1.30.0')
+    assert parsed == {'master_lb_allowed_cidrs': '10.0.0.0/24,192.168.0.0/16',
+                      'kube_tag': 'v1.30.0'}
+
+
+def test_parse_aliases_from_the_guide():
+    assert labels.parse('rexray-preempt=true') == {'rexray_preempt': 'true'}
+
+
+@pytest.mark.parametrize('bad', ['novalue', 'a b=c'])
+def test_parse_rejects_malformed(bad):
+    with pytest.raises(Invalid):
+        labels.parse(bad)
+
+
+@pytest.mark.parametrize('given', [
+    {'flannel_backend': 'gre'},
+    {'cgroup_driver': 'none'},
+    {'flannel_network_cidr': '10.0.0.0/33'},
+    {'boot_volume_size': '-1'},
+    {'monitoring_enabled': 'maybe'},
+    {'master_lb_allowed_cidrs': '10.0.0.0/24,nope'},
+    {'mesos_slave_isolation': 'cgroups/cpu,bogus/x'},
+    {'kube_tag': 'latest'},
+])
+def test_known_label_values_are_checked(given):
+    with pytest.raises(Invalid):
+        labels.validate(given)
+
+
+def test_unknown_labels_pass_untouched():
+    assert labels.validate({'my_own_label': 'anything'}) == {'my_own_label': 'anything'}
+
+
+@pytest.mark.parametrize('given,kwargs,message', [
+    ({'cloud_provider_enabled': 'true'}, {}, 'cluster_user_trust'),
+    ({'cinder_csi_enabled': 'true'}, {'volume_driver': None}, 'volume_driver=cinder'),
+    ({'prometheus_adapter_enabled': 'true'}, {}, 'monitoring_enabled'),
+    ({'helm_client_tag': 'v2.16.7', 'monitoring_enabled': 'true'}, {}, 'tiller_enabled'),
+    ({'helm_client_tag': 'v2.16.7', 'tiller_enabled': 'true', 'tiller_tag': 'v2.12.3'}, {},
+     'tiller_tag'),
+    ({'kube_tag': 'v1.9.0'}, {'network_driver': 'calico'}, 'v1.9.3'),
+    ({'kube_tag': 'v1.18.2'}, {'cluster_distro': 'fedora-atomic'}, 'use_podman'),
+    ({'use_podman': 'false'}, {'cluster_distro': 'fedora-coreos'}, 'use_podman=true'),
+    ({}, {'cluster_distro': 'fedora-coreos', 'docker_storage_driver': 'devicemapper'},
+     'devicemapper'),
+    ({'min_node_count': '5', 'max_node_count': '2'}, {}, 'max_node_count'),
+])
+def test_interdependencies(given, kwargs, message):
+    with pytest.raises(Invalid, match=message):
+        labels.validate(given, **kwargs)
+
+
+def test_interdependencies_satisfied():
+    labels.validate({'cinder_csi_enabled': 'true', 'cloud_provider_enabled': 'true'},
+                    volume_driver='cinder', cluster_user_trust=True)
+    labels.validate({'prometheus_adapter_enabled': 'true', 'monitoring_enabled': 'true'})
+    labels.validate({'kube_tag': 'v1.18.2', 'use_podman': 'true'}, cluster_distro='fedora-atomic')
+    labels.validate({'kube_tag': 'v1.30.0'}, network_driver='calico')
+
+
+def test_merge():
+    base = {'a': '1', 'b': '2'}
+    assert labels.merge(base, None, False)[0] == base
+    effective, overridden, added, skipped = labels.merge(base, {'b': '3', 'c': '4'}, True)
+    assert effective == {'a': '1', 'b': '3', 'c': '4'}
+    assert (overridden, added, skipped) == ({'b': '3'}, {'c': '4'}, {})
+    effective, overridden, added, skipped = labels.merge(base, {'c': '4'}, False)
+    assert effective == {'c': '4'} and skipped == base and added == {'c': '4'}
