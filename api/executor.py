@@ -74,8 +74,8 @@ class Executor:
     def _run_guarded(self, job_uuid):
         try:
             job = self.jobs.get(job_uuid)
-            lock = self._cluster_lock(job.get('cluster_id') or job_uuid)
-            with lock:  # one job at a time per cluster
+            lock = self._cluster_lock(job.get('cluster_id') or job.get('resource_id') or job_uuid)
+            with lock:  # one job at a time per cluster (or federation)
                 self._run(job)
         except Exception as exc:
             LOG.exception('job %s crashed', job_uuid)

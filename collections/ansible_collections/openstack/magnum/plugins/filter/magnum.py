@@ -5,32 +5,8 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-DOCUMENTATION = r'''
-name: driver_missing_roles
-short_description: Roles of a cluster driver that are not installed
-version_added: "0.1.0"
-description:
-  - Given the C(driver) returned by M(openstack.magnum.cluster_info), lists the driver roles
-    missing from this collection (an empty list means the driver is installed).
-options:
-  _input:
-    description: The driver dict.
-    type: dict
-    required: true
-'''
-
-EXAMPLES = r'''
-- name: Fail when the driver is absent
-  ansible.builtin.assert:
-    that: info.driver | openstack.magnum.driver_missing_roles | length == 0
-'''
-
-RETURN = r'''
-_value:
-  description: Names of the missing roles.
-  type: list
-  elements: str
-'''
+# Documentation: driver_missing_roles.yml, missing_roles.yml and magnum_labels.yml
+# beside this file.
 
 import os
 
@@ -52,6 +28,13 @@ def driver_missing_roles(driver):
         raise AnsibleFilterError('driver_missing_roles: %s' % exc)
 
 
+def missing_roles(names):
+    """The role names among ``names`` that this collection does not have."""
+    if not isinstance(names, (list, tuple)):
+        raise AnsibleFilterError('missing_roles: expected a list of role names')
+    return [n for n in names if not os.path.isdir(os.path.join(roles_dir(), n))]
+
+
 def magnum_labels(value):
     try:
         return labels.parse(value)
@@ -61,4 +44,5 @@ def magnum_labels(value):
 
 class FilterModule(object):
     def filters(self):
-        return {'driver_missing_roles': driver_missing_roles, 'magnum_labels': magnum_labels}
+        return {'driver_missing_roles': driver_missing_roles, 'missing_roles': missing_roles,
+                'magnum_labels': magnum_labels}

@@ -207,10 +207,22 @@ def fail_operation(store, job, reason):
         fail_cluster_operation(store, job, reason)
 
 
+def _others_active(store, job, **where):
+    records = Jobs(store)
+    query = sa.select(records.t.c.uuid).where(records.t.c.status.in_(ACTIVE),
+                                               records.t.c.uuid != job['uuid'])
+    for key, value in where.items():
+        query = query.where(records.t.c[key] == value)
+    with store.read() as conn:
+        return conn.execute(query).first() is not None
+
+
 def _fail_federation(store, job, reason):
     try:
         fed = store.get('federation', job['resource_id'], by_name=False)
     except NotFound:
+        return
+    if _others_active(store, job, resource_id=fed['uuid']):
         return
     operation = job['operation'].split('_', 1)[1]
     if fed['status'] == states.running_status(operation):
@@ -231,9 +243,7 @@ def fail_cluster_operation(store, job, reason):
         cluster = store.get('cluster', job['cluster_id'], by_name=False)
     except NotFound:
         return
-    others = [j for j in Jobs(store).for_cluster(cluster['uuid'], active_only=True)
-              if j['uuid'] != job['uuid']]
-    if others:
+    if _others_active(store, job, cluster_id=cluster['uuid']):
         return
     if job['operation'] in states.OPERATIONS and \
             cluster['status'] == states.running_status(job['operation']):

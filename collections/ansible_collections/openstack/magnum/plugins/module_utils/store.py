@@ -279,8 +279,9 @@ class Store(object):
         query = sa.select(table)
         if parent is not None:
             query = query.where(table.c.cluster_id == parent)
-        if scope is not None:
-            query = query.where(scope(table))
+        condition = scope(table) if scope is not None else None
+        if condition is not None:
+            query = query.where(condition)
 
         def run(c):
             row = c.execute(query.where(table.c.uuid == ident)).first()
@@ -324,8 +325,9 @@ class Store(object):
                           "'desc'" % sort_dir)
         column, order = table.c[sort_key], sort_dir == 'asc'
         query = sa.select(table)
-        if scope is not None:
-            query = query.where(scope(table))
+        condition = scope(table) if scope is not None else None
+        if condition is not None:
+            query = query.where(condition)
         for key, value in (where or {}).items():
             query = query.where(table.c[key] == value)
         with self.read() as conn:

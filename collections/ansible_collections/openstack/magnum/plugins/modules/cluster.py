@@ -12,7 +12,7 @@ short_description: Record or remove a Magnum cluster
 version_added: "0.1.0"
 description:
   - Writes a Cluster record and its default node groups (C(default-master),
-    C(default-worker)) into the store, validated exactly as C(POST /v1/clusters) does:
+    C(default-worker)) into the store, validated exactly as C(POST /v1/clusters) does -
     template lookup, keypair fallback, label merge and rules, C(master_count) and load
     balancer, quota. The new cluster is C(CREATE_IN_PROGRESS); the C(cluster_create)
     playbook then builds it.
@@ -81,7 +81,7 @@ options:
     description: UUID to give a new cluster (generated when omitted).
     type: str
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

@@ -40,7 +40,7 @@ options:
     type: bool
     default: false
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

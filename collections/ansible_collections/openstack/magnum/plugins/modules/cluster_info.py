@@ -21,7 +21,7 @@ options:
     description: Name or UUID of one cluster; all clusters when omitted.
     type: str
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

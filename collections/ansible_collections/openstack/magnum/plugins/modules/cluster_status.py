@@ -63,7 +63,7 @@ options:
         already started the operation.
     type: str
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

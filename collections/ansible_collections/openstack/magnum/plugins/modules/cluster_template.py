@@ -112,7 +112,7 @@ options:
     description: Free-form tags.
     type: str
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

@@ -19,7 +19,7 @@ options:
     description: Name or UUID of one template; all templates when omitted.
     type: str
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

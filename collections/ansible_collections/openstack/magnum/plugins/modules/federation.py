@@ -45,8 +45,11 @@ options:
   status_reason:
     description: Reason recorded with I(status).
     type: str
+notes:
+  - A final I(status) (C(*_COMPLETE), C(*_FAILED)) is only recorded over the matching
+    C(*_IN_PROGRESS) status, so a run never overwrites an operation that took over.
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''
@@ -68,7 +71,8 @@ federation:
 
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, states
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    Conflict, NotFound)
 
 
 class FederationModule(MagnumModule):
@@ -112,13 +116,23 @@ class FederationModule(MagnumModule):
                 values['member_ids'] = members
         if p['properties'] is not None and p['properties'] != current['properties']:
             values['properties'] = p['properties']
+        expect = None
         if p['status'] and (p['status'] != current['status']
                             or p['status_reason'] != current['status_reason']):
             values.update(status=p['status'], status_reason=p['status_reason'])
+            if not p['status'].endswith('_IN_PROGRESS'):
+                # An outcome only ends the operation that is running: never
+                # overwrite an operation (such as a delete) that took over.
+                expect = p['status'].rsplit('_', 1)[0] + '_IN_PROGRESS'
+                if current['status'] not in (expect, p['status']):
+                    raise Conflict("Federation %s is %s: not recording %s over it."
+                                   % (current['name'], current['status'], p['status']))
         if values:
             changed = True
             if not self.check_mode:
-                current = self.store.update('federation', current['uuid'], values)
+                current = self.store.update('federation', current['uuid'], values,
+                                            expect_status=expect if current['status'] == expect
+                                            else None)
         self.exit_json(changed=changed, federation=current)
 
 

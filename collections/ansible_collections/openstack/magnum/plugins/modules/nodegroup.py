@@ -67,7 +67,7 @@ options:
     type: list
     elements: dict
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

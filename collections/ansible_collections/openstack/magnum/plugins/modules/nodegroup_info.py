@@ -26,7 +26,7 @@ options:
     description: Only groups with this role.
     type: str
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

@@ -32,7 +32,7 @@ options:
 notes:
   - I(project_id) names the project the quota applies to.
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

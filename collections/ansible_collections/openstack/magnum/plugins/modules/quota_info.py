@@ -20,7 +20,7 @@ options:
     type: bool
     default: false
 author:
-  - openstack.magnum contributors
+  - openstack.magnum contributors (@openstack)
 '''
 
 EXAMPLES = r'''

@@ -1,0 +1,412 @@
+"""The REST API in-process (Flask test client) on a real store, with the job executor:
+Magnum's wire format, errors, microversions, paging, JSON-patch, scoping."""
+
+import time
+
+import pytest
+
+from api.app import create_app
+from api.settings import Settings
+
+LATEST = {'OpenStack-API-Version': 'container-infra latest'}
+TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
+       'external_network_id': 'public', 'keypair_id': 'kp'}
+
+
+@pytest.fixture
+def client(db_url, project, tmp_path):
+    settings = Settings(db_url=db_url, runner_dir=tmp_path / 'jobs', project_dir=project,
+                        playbooks_dir=project / 'playbooks', heartbeat_interval=1)
+    app = create_app(settings)
+    yield app.test_client()
+    app.extensions['magnum_executor'].shutdown(wait=True)
+
+
+def call(client, method, path, body=None, headers=None, expect=None):
+    hdrs = dict(LATEST, **(headers or {}))
+    resp = client.open(path, method=method, json=body, headers=hdrs)
+    if expect is not None:
+        assert resp.status_code == expect, resp.get_data(as_text=True)
+    return resp
+
+
+def error_of(resp, status):
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    err = resp.json['errors'][0]
+    assert set(err) >= {'request_id', 'code', 'status', 'title', 'detail', 'links'}
+    assert err['status'] == status and err['code'] == ('client' if status < 500 else 'server')
+    assert err['detail'].startswith(err['title'])
+    return err['detail']
+
+
+def wait_status(client, ident, timeout=90):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        resp = call(client, 'GET', '/v1/clusters/%s' % ident)
+        if resp.status_code == 404 or 'IN_PROGRESS' not in resp.json['status']:
+            return resp
+        time.sleep(0.3)
+    raise AssertionError('cluster %s still in progress' % ident)
+
+
+def test_versions_and_headers(client):
+    root = client.get('/').json
+    assert root['versions'][0]['min_version'] == '1.1'
+    assert root['versions'][0]['max_version'] == '1.14'
+    v1 = client.get('/v1/')
+    assert v1.json['id'] == 'v1' and 'clustertemplates' in v1.json
+    assert v1.headers['OpenStack-API-Minimum-Version'] == \
+        'container-infrastructure-management 1.1'
+    assert v1.headers['OpenStack-API-Maximum-Version'] == \
+        'container-infrastructure-management 1.14'
+    assert v1.headers['Vary'] == 'OpenStack-API-Version'
+    resp = client.get('/v1/clusters', headers={'OpenStack-API-Version': 'container-infra 1.9'})
+    assert resp.headers['OpenStack-API-Version'] == 'container-infrastructure-management 1.9'
+    resp = client.get('/v1/clusters')
+    assert resp.headers['OpenStack-API-Version'].endswith(' 1.1')
+
+
+@pytest.mark.parametrize('header', ['container-infra 1.15', 'container-infra 2.0',
+                                    'container-infra 1.0'])
+def test_unsupported_microversion_is_406(client, header):
+    resp = client.get('/v1/clusters', headers={'OpenStack-API-Version': header})
+    assert resp.status_code == 406
+    err = resp.json['errors'][0]
+    assert err['code'] == 'magnum.microversion-unsupported'
+    assert (err['min_version'], err['max_version']) == ('1.1', '1.14')
+
+
+def test_malformed_microversion_is_406(client):
+    resp = client.get('/v1/clusters', headers={'OpenStack-API-Version': 'container-infra x.y'})
+    assert resp.status_code == 406
+
+
+def test_feature_below_its_microversion_is_refused(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    hdr = {'OpenStack-API-Version': 'container-infra 1.8'}
+    assert client.get('/v1/clusters/x/nodegroups', headers=hdr).status_code == 406
+    hdr = {'OpenStack-API-Version': 'container-infra 1.7'}
+    call(client, 'POST', '/v1/clusters', {'name': 'c', 'cluster_template_id': 'tpl'},
+         expect=202)
+    resp = client.post('/v1/clusters/c/actions/upgrade', json={'cluster_template': 'tpl'},
+                       headers=hdr)
+    assert 'microversion 1.8' in error_of(resp, 400)
+
+
+def test_template_crud_and_links(client):
+    resp = call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    tpl = resp.json
+    assert resp.headers['Location'].endswith('/v1/clustertemplates/%s' % tpl['uuid'])
+    assert tpl['links'][0]['rel'] == 'self' and tpl['links'][1]['rel'] == 'bookmark'
+    assert '/v1/' not in tpl['links'][1]['href']
+    assert tpl['cluster_distro'] == 'debian' and tpl['network_driver'] == 'flannel'
+    shown = call(client, 'GET', '/v1/clustertemplates/tpl', expect=200).json
+    assert shown == tpl
+    patched = call(client, 'PATCH', '/v1/clustertemplates/tpl',
+                   [{'op': 'replace', 'path': '/flavor_id', 'value': 'm1.large'},
+                    {'op': 'add', 'path': '/labels/kube_tag', 'value': 'v1.30.1'}],
+                   expect=200).json
+    assert patched['flavor_id'] == 'm1.large' and patched['labels'] == {'kube_tag': 'v1.30.1'}
+    call(client, 'DELETE', '/v1/clustertemplates/tpl', expect=204)
+    assert 'could not be found' in error_of(call(client, 'GET', '/v1/clustertemplates/tpl'), 404)
+
+
+@pytest.mark.parametrize('body,message', [
+    ({k: v for k, v in TPL.items() if k != 'coe'}, 'coe. Value: None. Mandatory field missing'),
+    (dict(TPL, coe='swarm', network_driver='calico'), 'Network driver type calico'),
+    (dict(TPL, docker_volume_size='ten'), 'unable to convert to int'),
+    (dict(TPL, image_id='fedora-atomic-29'), 'Cluster type (vm, fedora-atomic, kubernetes) not'),
+    (dict(TPL, labels={'prometheus_adapter_enabled': 'true'}), 'monitoring_enabled'),
+    (dict(TPL, labels={'cinder_csi_enabled': 'true'}), 'volume_driver=cinder'),
+    (dict(TPL, unknown_field=1), 'Unknown attribute'),
+])
+def test_template_bad_input(client, body, message):
+    assert message in error_of(call(client, 'POST', '/v1/clustertemplates', body), 400)
+    assert call(client, 'GET', '/v1/clustertemplates').json['clustertemplates'] == []
+
+
+def test_not_json_body(client):
+    resp = client.post('/v1/clustertemplates', data='{nope', headers=dict(
+        LATEST, **{'Content-Type': 'application/json'}))
+    error_of(resp, 400)
+
+
+@pytest.mark.parametrize('patch,message', [
+    ([{'op': 'replace', 'path': '/uuid', 'value': 'x'}], 'internal attribute'),
+    ([{'op': 'replace', 'path': '/flavor_id'}], 'need a value'),
+    ([{'op': 'move', 'path': '/flavor_id', 'value': 'x'}], 'op'),
+    ([{'op': 'add', 'path': '/nonexistent', 'value': 'x'}], 'not allowed'),
+    ([{'op': 'add', 'path': '/flavor_id', 'value': 'x'}], "use 'replace'"),
+    ([{'op': 'replace', 'path': 'flavor_id', 'value': 'x'}], 'Invalid path'),
+    ([{'op': 'remove', 'path': '/coe'}], 'can not be removed'),
+    ({'op': 'replace'}, 'Invalid patch'),
+])
+def test_bad_json_patch(client, patch, message):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    assert message in error_of(call(client, 'PATCH', '/v1/clustertemplates/tpl', patch), 400)
+    assert call(client, 'GET', '/v1/clustertemplates/tpl').json['flavor_id'] == 'm1.small'
+
+
+def test_template_in_use_protected(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
+         expect=202)
+    assert 'referenced' in error_of(call(client, 'DELETE', '/v1/clustertemplates/tpl'), 400)
+    assert 'referenced' in error_of(call(client, 'PATCH', '/v1/clustertemplates/tpl', [
+        {'op': 'replace', 'path': '/flavor_id', 'value': 'm1.large'}]), 400)
+    renamed = call(client, 'PATCH', '/v1/clustertemplates/tpl', [
+        {'op': 'replace', 'path': '/name', 'value': 'tpl2'}], expect=200).json
+    assert renamed['name'] == 'tpl2'
+
+
+@pytest.mark.parametrize('body,status,message', [
+    ({'name': 'c'}, 400, 'cluster_template_id. Value: None'),
+    ({'name': 'c', 'cluster_template_id': 'missing'}, 400, 'could not be found'),
+    ({'name': 'c', 'cluster_template_id': 'tpl', 'node_count': 'x'}, 400, 'convert to int'),
+    ({'name': 'c', 'cluster_template_id': 'tpl', 'create_timeout': 0}, 400, 'create_timeout'),
+    ({'name': 'c', 'cluster_template_id': 'tpl', 'master_count': 3}, 400, 'master_lb_enabled'),
+    ({'name': '-c', 'cluster_template_id': 'tpl'}, 400, 'not valid'),
+])
+def test_cluster_bad_input(client, body, status, message):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    assert message in error_of(call(client, 'POST', '/v1/clusters', body), status)
+    assert call(client, 'GET', '/v1/clusters').json['clusters'] == []
+
+
+def test_cluster_lifecycle_through_jobs(client):
+    call(client, 'POST', '/v1/clustertemplates', dict(TPL, labels={'kube_tag': 'v1.30.1'}),
+         expect=201)
+    uuid = call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
+                                                 'node_count': 2}, expect=202).json['uuid']
+    shown = call(client, 'GET', '/v1/clusters/c1', expect=200).json
+    assert shown['uuid'] == uuid and shown['status'] == 'CREATE_IN_PROGRESS'
+    assert 'cluster_id' in shown and 'stack_id' not in shown  # 1.13+
+    done = wait_status(client, 'c1').json
+    assert done['status'] == 'CREATE_COMPLETE', done
+    assert done['api_address'] == 'https://c1.test:6443'
+    assert done['node_addresses'] == ['10.0.1.10', '10.0.1.11']
+    assert done['coe_version'] == 'v1.30.1'
+    deadline = time.time() + 30
+    while call(client, 'GET', '/v1/clusters/c1/jobs?active=1').json['jobs']:
+        assert time.time() < deadline
+        time.sleep(0.2)
+    jobs = call(client, 'GET', '/v1/clusters/c1/jobs').json['jobs']
+    assert jobs[0]['status'] == 'SUCCESSFUL' and jobs[0]['tasks_done'] > 3
+    job = call(client, 'GET', '/v1/jobs/%s' % jobs[0]['uuid']).json
+    assert any(e['task'] == 'Run the driver\'s roles' for e in job['events'])
+    # update: only node_count; busy clusters refuse
+    assert 'not supported' in error_of(call(client, 'PATCH', '/v1/clusters/c1', [
+        {'op': 'replace', 'path': '/master_count', 'value': 3}]), 400)
+    call(client, 'PATCH', '/v1/clusters/c1', [
+        {'op': 'replace', 'path': '/node_count', 'value': 3}], expect=202)
+    assert 'not allowed until' in error_of(call(client, 'POST', '/v1/clusters/c1/actions/resize',
+                                                {'node_count': 1}), 409)
+    done = wait_status(client, 'c1').json
+    assert done['status'] == 'UPDATE_COMPLETE' and done['node_count'] == 3
+    ngs = call(client, 'GET', '/v1/clusters/c1/nodegroups').json['nodegroups']
+    assert {n['name']: n['node_count'] for n in ngs} == {'default-master': 1,
+                                                         'default-worker': 3}
+    call(client, 'POST', '/v1/clusters/c1/actions/resize', {'node_count': 1}, expect=202)
+    assert wait_status(client, 'c1').json['node_count'] == 1
+    # upgrade: downgrade refused, upgrade switches the template
+    call(client, 'POST', '/v1/clustertemplates', dict(TPL, name='old', labels={
+        'kube_tag': 'v1.29.0'}), expect=201)
+    call(client, 'POST', '/v1/clustertemplates', dict(TPL, name='new', labels={
+        'kube_tag': 'v1.31.0'}), expect=201)
+    assert 'Downgrading' in error_of(call(client, 'POST', '/v1/clusters/c1/actions/upgrade',
+                                          {'cluster_template': 'old'}), 400)
+    call(client, 'POST', '/v1/clusters/c1/actions/upgrade', {'cluster_template': 'new',
+                                                             'max_batch_size': 1}, expect=202)
+    done = wait_status(client, 'c1').json
+    new_uuid = call(client, 'GET', '/v1/clustertemplates/new').json['uuid']
+    assert done['status'] == 'UPDATE_COMPLETE' and done['cluster_template_id'] == new_uuid
+    call(client, 'DELETE', '/v1/clusters/c1', expect=204)
+    assert wait_status(client, 'c1').status_code == 404
+    assert call(client, 'GET', '/v1/clusters/%s/nodegroups' % uuid).status_code == 404
+
+
+def test_failure_reason_and_retry_of_a_failed_cluster(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
+                                          'labels': {'test_fail': 'disk full'}}, expect=202)
+    failed = wait_status(client, 'c1').json
+    assert failed['status'] == 'CREATE_FAILED'
+    assert failed['status_reason'] == 'test driver failure: disk full'
+    assert failed['faults']['default-worker'] == 'test driver failure: disk full'
+    # unlike Magnum, a failed cluster can be resized (and deleted)
+    call(client, 'POST', '/v1/clusters/c1/actions/resize', {'node_count': 2}, expect=202)
+    assert wait_status(client, 'c1').json['status'] == 'UPDATE_FAILED'
+    call(client, 'DELETE', '/v1/clusters/c1', expect=204)
+    assert wait_status(client, 'c1').status_code == 404
+
+
+def test_uninstalled_driver_ends_failed_with_reason(client):
+    call(client, 'POST', '/v1/clustertemplates', dict(TPL, coe='swarm'), expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 's1', 'cluster_template_id': 'tpl'},
+         expect=202)
+    failed = wait_status(client, 's1').json
+    assert failed['status'] == 'CREATE_FAILED'
+    assert failed['status_reason'] == (
+        'Cluster type (vm, debian, swarm) is not supported here: driver swarm_mode is not '
+        'installed (missing roles: swarm).')
+
+
+def test_delete_supersedes_a_running_create(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
+                                          'labels': {'test_sleep': '30'}}, expect=202)
+    time.sleep(4)
+    call(client, 'DELETE', '/v1/clusters/c1', expect=204)
+    assert call(client, 'GET', '/v1/clusters/c1').json['status'] == 'DELETE_IN_PROGRESS'
+    assert wait_status(client, 'c1', timeout=60).status_code == 404
+
+
+def test_nodegroups(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
+         expect=202)
+    wait_status(client, 'c1')
+    ng = call(client, 'POST', '/v1/clusters/c1/nodegroups', {
+        'name': 'ng1', 'node_count': 2, 'role': 'test', 'max_node_count': 4,
+        'node_taints': [{'key': 'k', 'value': 'v', 'effect': 'NoSchedule'}]}, expect=202).json
+    assert ng['name'] == 'ng1' and ng['links'][0]['href'].endswith(
+        '/nodegroups/%s' % ng['uuid'])
+    assert 'master' in error_of(call(client, 'POST', '/v1/clusters/c1/nodegroups', {
+        'name': 'bad', 'role': 'master'}), 400)
+    wait_status(client, 'c1')
+    assert 'already exists' in error_of(call(client, 'POST', '/v1/clusters/c1/nodegroups',
+                                             {'name': 'ng1'}), 409)
+    only = call(client, 'GET', '/v1/clusters/c1/nodegroups/?role=test').json['nodegroups']
+    assert [n['name'] for n in only] == ['ng1'] and only[0]['status'] == 'CREATE_COMPLETE'
+    upd = call(client, 'PATCH', '/v1/clusters/c1/nodegroups/ng1', [
+        {'op': 'replace', 'path': '/max_node_count', 'value': 5}], expect=202).json
+    assert upd['max_node_count'] == 5
+    assert 'not supported' in error_of(call(client, 'PATCH', '/v1/clusters/c1/nodegroups/ng1', [
+        {'op': 'replace', 'path': '/flavor_id', 'value': 'x'}]), 400)
+    assert 'default nodegroup' in error_of(
+        call(client, 'DELETE', '/v1/clusters/c1/nodegroups/default-worker'), 400)
+    call(client, 'DELETE', '/v1/clusters/c1/nodegroups/ng1', expect=204)
+    wait_status(client, 'c1')
+    names = [n['name'] for n in call(client, 'GET', '/v1/clusters/c1/nodegroups').json[
+        'nodegroups']]
+    assert names == ['default-master', 'default-worker']
+
+
+def test_paging_and_next_links(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    for i in range(3):
+        call(client, 'POST', '/v1/clustertemplates', dict(TPL, name='t%d' % i), expect=201)
+    page = call(client, 'GET', '/v1/clustertemplates?limit=2', expect=200).json
+    assert len(page['clustertemplates']) == 2
+    assert 'sort_key=id&sort_dir=asc&limit=2&marker=' in page['next']
+    rest = call(client, 'GET', page['next'].split('localhost')[1]).json
+    assert len(rest['clustertemplates']) == 2
+    assert 'Limit must be positive' in error_of(
+        call(client, 'GET', '/v1/clustertemplates?limit=0'), 400)
+    error_of(call(client, 'GET', '/v1/clustertemplates?sort_dir=up'), 400)
+    error_of(call(client, 'GET', '/v1/clustertemplates?sort_key=nope'), 400)
+
+
+def test_project_scoping_and_admin_endpoints(client):
+    alice = {'X-Project-Id': 'alice', 'X-Roles': 'member'}
+    bob = {'X-Project-Id': 'bob', 'X-Roles': 'member'}
+    call(client, 'POST', '/v1/clustertemplates', TPL, headers=alice, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
+         headers=alice, expect=202)
+    assert call(client, 'GET', '/v1/clusters', headers=bob).json['clusters'] == []
+    error_of(call(client, 'GET', '/v1/clusters/c1', headers=bob), 404)
+    error_of(call(client, 'GET', '/v1/clustertemplates/tpl', headers=bob), 404)
+    assert len(call(client, 'GET', '/v1/clusters', headers={'X-Roles': 'admin'}).json[
+        'clusters']) == 1
+    error_of(call(client, 'GET', '/v1/mservices', headers=alice), 403)
+    services = call(client, 'GET', '/v1/mservices', expect=200).json['mservices']
+    assert services[0]['binary'] == 'magnum-conductor' and services[0]['state'] == 'up'
+    error_of(call(client, 'POST', '/v1/quotas', {'project_id': 'alice', 'resource': 'Cluster',
+                                                 'hard_limit': 1}, headers=alice), 403)
+    error_of(call(client, 'GET', '/v1/stats?project_id=bob', headers=alice), 403)
+    assert call(client, 'GET', '/v1/stats', headers=alice).json == {'clusters': 1, 'nodes': 2}
+
+
+def test_quotas(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    assert call(client, 'GET', '/v1/quotas/default/Cluster').json['hard_limit'] == 20
+    created = call(client, 'POST', '/v1/quotas', {'project_id': 'default',
+                                                  'resource': 'Cluster', 'hard_limit': 1},
+                   expect=201).json
+    assert created['hard_limit'] == 1
+    error_of(call(client, 'POST', '/v1/quotas', {'project_id': 'default',
+                                                 'resource': 'Cluster', 'hard_limit': 1}), 409)
+    error_of(call(client, 'POST', '/v1/quotas', {'project_id': 'x', 'resource': 'Pod',
+                                                 'hard_limit': 1}), 400)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
+         expect=202)
+    assert 'hard_limit' in error_of(call(client, 'POST', '/v1/clusters', {
+        'name': 'c2', 'cluster_template_id': 'tpl'}), 403)
+    call(client, 'PATCH', '/v1/quotas/default/Cluster', {'hard_limit': 5}, expect=202)
+    call(client, 'POST', '/v1/clusters', {'name': 'c2', 'cluster_template_id': 'tpl'},
+         expect=202)
+    call(client, 'DELETE', '/v1/quotas/default/Cluster', expect=204)
+    assert call(client, 'GET', '/v1/quotas').json['quotas'] == []
+
+
+def test_certificates(client):
+    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    uuid = call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
+                expect=202).json['uuid']
+    wait_status(client, 'c1')
+    ca = call(client, 'GET', '/v1/certificates/c1', expect=200).json
+    assert ca['cluster_uuid'] == uuid and 'BEGIN CERTIFICATE' in ca['pem']
+    csr, _key = tls.make_csr('admin', 'system:masters')
+    signed = call(client, 'POST', '/v1/certificates', {'cluster_uuid': 'c1', 'csr': csr},
+                  expect=201).json
+    assert tls.verify_signed_by(signed['pem'], ca['pem'])
+    assert 'Invalid CSR' in error_of(call(client, 'POST', '/v1/certificates', {
+        'cluster_uuid': 'c1', 'csr': 'garbage'}), 400)
+    call(client, 'PATCH', '/v1/certificates/c1', expect=202)
+    rotated = wait_status(client, 'c1').json
+    assert rotated['status'] == 'UPDATE_COMPLETE'
+
+
+def wait_federation(client, ident, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        resp = call(client, 'GET', '/v1/federations/%s' % ident)
+        if resp.status_code == 404 or 'IN_PROGRESS' not in resp.json['status']:
+            return resp
+        time.sleep(0.3)
+    raise AssertionError('federation still in progress')
+
+
+def test_federations(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    for name in ('host', 'm1'):
+        call(client, 'POST', '/v1/clusters', {'name': name, 'cluster_template_id': 'tpl'},
+             expect=202)
+    error_of(call(client, 'POST', '/v1/federations', {'name': 'f', 'hostcluster_id': 'nope'}),
+             404)
+    error_of(call(client, 'POST', '/v1/federations', {'name': 'f'}), 400)
+    fed = call(client, 'POST', '/v1/federations', {'name': 'f', 'hostcluster_id': 'host',
+                                                   'properties': {'dns': 'cluster.local'}},
+               expect=202).json
+    shown = wait_federation(client, fed['uuid']).json
+    assert shown['status'] == 'CREATE_FAILED'
+    assert shown['status_reason'] == ('Federation of kubernetes clusters is not supported '
+                                      'here: driver role federation_kubernetes is not installed.')
+    assert shown['properties'] == {'dns': 'cluster.local'}
+    # join: membership is recorded; a member cannot be deleted until unjoined
+    call(client, 'PATCH', '/v1/federations/f', [
+        {'op': 'replace', 'path': '/member_ids', 'value': ['m1']}], expect=202)
+    shown = wait_federation(client, 'f').json
+    m1 = call(client, 'GET', '/v1/clusters/m1').json['uuid']
+    assert shown['member_ids'] == [m1] and shown['status'] == 'UPDATE_FAILED'
+    assert 'unjoin' in error_of(call(client, 'DELETE', '/v1/clusters/m1'), 409)
+    assert 'internal attribute' in error_of(call(client, 'PATCH', '/v1/federations/f', [
+        {'op': 'replace', 'path': '/hostcluster_id', 'value': 'm1'}]), 400)
+    call(client, 'PATCH', '/v1/federations/f', [
+        {'op': 'replace', 'path': '/member_ids', 'value': []}], expect=202)
+    wait_federation(client, 'f')
+    call(client, 'DELETE', '/v1/clusters/m1', expect=204)
+    call(client, 'DELETE', '/v1/federations/f', expect=204)
+    gone = wait_federation(client, 'f')
+    assert gone.status_code == 404, (gone.json['status'], gone.json['status_reason'])
