@@ -242,6 +242,28 @@ def ensure_ca(store, cluster, ca_cert_type='ca', rotate=False):
     return False, store.certificate(cluster['uuid'], ca_cert_type)
 
 
+PENDING_SUFFIX = '.next'
+
+
+def stage_ca_rotation(store, cluster, ca_cert_type='ca'):
+    """A new CA kept beside the current one until the driver has re-issued
+    the nodes' certificates from it (see ``promote_ca_rotation``)."""
+    check_tls(store, cluster)
+    cert, key = tls.create_ca('%s %s CA' % (cluster['name'], ca_cert_type))
+    store.save_certificate(cluster['uuid'], cert, key, ca_cert_type + PENDING_SUFFIX,
+                           replace=True)
+    return store.certificate(cluster['uuid'], ca_cert_type + PENDING_SUFFIX)
+
+
+def promote_ca_rotation(store, cluster, ca_cert_type='ca'):
+    """Make the staged CA the cluster's CA; old client certificates stop verifying."""
+    pending = store.certificate(cluster['uuid'], ca_cert_type + PENDING_SUFFIX)
+    store.save_certificate(cluster['uuid'], pending['cert_pem'], pending['key_pem'],
+                           ca_cert_type, replace=True)
+    store.delete_certificates(cluster['uuid'], ca_cert_type=ca_cert_type + PENDING_SUFFIX)
+    return store.certificate(cluster['uuid'], ca_cert_type)
+
+
 def check_tls(store, cluster):
     template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
     if template.get('tls_disabled'):

@@ -516,9 +516,11 @@ class Store(object):
                     key_pem=key_pem, created_at=utcnow()))
             return True
 
-    def delete_certificates(self, cluster_uuid, conn=None):
+    def delete_certificates(self, cluster_uuid, conn=None, ca_cert_type=None):
         table = self.t['certificates']
         stmt = table.delete().where(table.c.cluster_uuid == cluster_uuid)
+        if ca_cert_type is not None:
+            stmt = stmt.where(table.c.ca_cert_type == ca_cert_type)
         if conn is not None:
             conn.execute(stmt)
             return

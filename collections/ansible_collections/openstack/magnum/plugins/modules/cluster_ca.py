@@ -14,8 +14,11 @@ description:
   - Each cluster has its own certificate authority, kept in the store (its private key is
     never returned unless I(return_key) is set).
   - C(show) returns the CA certificate (C(openstack coe ca show)); C(present) creates it when
-    missing (at cluster create); C(sign) signs a client CSR (C(openstack coe ca sign));
-    C(rotate) replaces the CA (drivers then re-issue node certificates).
+    missing (at cluster create); C(sign) signs a client CSR (C(openstack coe ca sign)).
+  - Rotation is two steps. C(rotate) stages a new CA beside the current one (readable as
+    I(ca_cert_type) C(ca.next)); the driver re-issues the nodes' certificates from it; then
+    C(promote) makes it the cluster's CA, after which old client certificates no longer
+    verify. A rotation that fails before C(promote) leaves the current CA in place.
 extends_documentation_fragment:
   - openstack.magnum.store
 options:
@@ -26,7 +29,7 @@ options:
   action:
     description: What to do.
     type: str
-    choices: [show, present, sign, rotate]
+    choices: [show, present, sign, rotate, promote]
     default: show
   csr:
     description: PEM certificate signing request, for I(action=sign).
@@ -59,7 +62,9 @@ EXAMPLES = r'''
 
 RETURN = r'''
 pem:
-  description: The CA certificate, or the signed certificate for I(action=sign).
+  description: >-
+    The CA certificate (the staged one for I(action=rotate)), or the signed certificate for
+    I(action=sign).
   returned: success
   type: str
 ca_key:
@@ -75,7 +80,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle
 class ClusterCaModule(MagnumModule):
     argument_spec = dict(
         cluster=dict(type='str', required=True),
-        action=dict(type='str', default='show', choices=['show', 'present', 'sign', 'rotate']),
+        action=dict(type='str', default='show',
+                    choices=['show', 'present', 'sign', 'rotate', 'promote']),
         csr=dict(type='str'),
         ca_cert_type=dict(type='str', default='ca'),
         return_key=dict(type='bool', default=False, no_log=False),
@@ -90,13 +96,17 @@ class ClusterCaModule(MagnumModule):
             self.exit_json(changed=False, pem=lifecycle.sign_csr(self.store, cluster, p['csr'],
                                                                  kind))
         lifecycle.check_tls(self.store, cluster)
-        changed = False
-        if action in ('present', 'rotate'):
-            exists = self.store.certificate(cluster['uuid'], kind, missing_ok=True) is not None
-            changed = action == 'rotate' or not exists
+        changed = action in ('rotate', 'promote')
+        if action == 'present':
+            changed = self.store.certificate(cluster['uuid'], kind, missing_ok=True) is None
             if changed and not self.check_mode:
-                lifecycle.ensure_ca(self.store, cluster, kind, rotate=action == 'rotate')
-        ca = self.store.certificate(cluster['uuid'], kind, missing_ok=self.check_mode)
+                lifecycle.ensure_ca(self.store, cluster, kind)
+        elif action == 'rotate' and not self.check_mode:
+            lifecycle.stage_ca_rotation(self.store, cluster, kind)
+        elif action == 'promote' and not self.check_mode:
+            lifecycle.promote_ca_rotation(self.store, cluster, kind)
+        shown = kind + lifecycle.PENDING_SUFFIX if action == 'rotate' else kind
+        ca = self.store.certificate(cluster['uuid'], shown, missing_ok=self.check_mode)
         result = dict(changed=changed, pem=ca['cert_pem'] if ca else None)
         if p['return_key'] and ca:
             result['ca_key'] = ca['key_pem']
