@@ -1,0 +1,88 @@
+"""A cluster created through REST and the same cluster created with
+`ansible-playbook playbooks/cluster_create.yml -e ...` leave identical records."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+
+from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+from conftest import ApiServer, wait_for
+
+BIN = Path(sys.executable).parent
+LATEST = {'OpenStack-API-Version': 'container-infra latest'}
+TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
+       'external_network_id': 'public', 'keypair_id': 'kp',
+       'labels': {'kube_tag': 'v1.30.1', 'flannel_backend': 'vxlan'}}
+CLUSTER = {'name': 'c1', 'cluster_template_id': 'tpl', 'node_count': 2, 'master_count': 1,
+           'labels': {'availability_zone': 'az1'}, 'merge_labels': True,
+           'flavor_id': 'm1.medium', 'create_timeout': 30}
+VOLATILE = ('id', 'uuid', 'created_at', 'updated_at', 'cluster_id', 'cluster_template_id',
+            'status_reason')
+
+
+def normalise(store):
+    cluster = store.get('cluster', 'c1')
+    groups = store.find('nodegroup', cluster_id=cluster['uuid'])
+    template = store.get('cluster_template', cluster['cluster_template_id'])
+    out = {'cluster': dict((k, v) for k, v in cluster.items() if k not in VOLATILE),
+           'template': dict((k, v) for k, v in template.items() if k not in VOLATILE),
+           'nodegroups': sorted([dict((k, v) for k, v in g.items() if k not in VOLATILE)
+                                 for g in groups], key=lambda g: g['name']),
+           'ca': store.certificate(cluster['uuid']) is not None}
+    return out
+
+
+def ansible_env(project, db_url):
+    return dict(os.environ, MAGNUM_DB_URL=db_url, ANSIBLE_CONFIG=str(project / 'ansible.cfg'),
+                PATH='%s:%s' % (BIN, os.environ['PATH']))
+
+
+def test_rest_and_ansible_playbook_leave_identical_records(project, tmp_path):
+    rest_db = 'sqlite:///%s' % (tmp_path / 'rest.sqlite')
+    server = ApiServer(rest_db, project, tmp_path).start()
+    try:
+        assert requests.post(server.url + '/v1/clustertemplates', json=TPL, headers=LATEST,
+                             timeout=30).status_code == 201
+        assert requests.post(server.url + '/v1/clusters', json=CLUSTER, headers=LATEST,
+                             timeout=30).status_code == 202
+        wait_for(lambda: 'IN_PROGRESS' not in requests.get(
+            server.url + '/v1/clusters/c1', headers=LATEST, timeout=30).json()['status'])
+    finally:
+        server.stop()
+
+    pb_db = 'sqlite:///%s' % (tmp_path / 'playbook.sqlite')
+    env = ansible_env(project, pb_db)
+    tpl_args = dict(TPL, labels='kube_tag=v1.30.1,flannel_backend=vxlan')
+    subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
+                    '-a', json.dumps(tpl_args)], cwd=project, env=env, check=True,
+                   capture_output=True)
+    run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml',
+                          '-e', json.dumps({'cluster': CLUSTER})],
+                         cwd=project, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:]
+
+    rest, playbook = normalise(store_mod.Store(rest_db)), normalise(store_mod.Store(pb_db))
+    assert rest['cluster']['status'] == 'CREATE_COMPLETE'
+    assert rest['cluster']['labels'] == {'kube_tag': 'v1.30.1', 'flannel_backend': 'vxlan',
+                                         'availability_zone': 'az1'}
+    assert rest == playbook
+
+
+def test_playbook_run_twice_changes_nothing(project, tmp_path):
+    """Re-running a finished create is refused by the state machine and changes no record."""
+    db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
+    env = ansible_env(project, db)
+    subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
+                    '-a', json.dumps(dict(TPL, labels='kube_tag=v1.30.1'))], cwd=project,
+                   env=env, check=True, capture_output=True)
+    cmd = [str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml',
+           '-e', json.dumps({'cluster': CLUSTER})]
+    assert subprocess.run(cmd, cwd=project, env=env, capture_output=True).returncode == 0
+    before = normalise(store_mod.Store(db))
+    again = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
+    assert again.returncode != 0 and 'CREATE_COMPLETE: create is not allowed' in again.stdout
+    assert normalise(store_mod.Store(db)) == before
