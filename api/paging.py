@@ -19,10 +19,7 @@ def params(default_sort_key='id'):
         limit = min(limit, max_limit)
     else:
         limit = max_limit
-    sort_dir = request.args.get('sort_dir', 'asc')
-    if sort_dir not in ('asc', 'desc'):
-        raise errors.Invalid("Invalid sort direction: %s. Acceptable values are 'asc' or "
-                             "'desc'" % sort_dir)
+    sort_dir = request.args.get('sort_dir', 'asc')  # the store checks it
     return {'limit': limit, 'marker': request.args.get('marker'),
             'sort_key': request.args.get('sort_key', default_sort_key), 'sort_dir': sort_dir}
 
@@ -36,3 +33,18 @@ def next_link(resource, items, page, marker_key='uuid', extra=None):
     query = ''.join('%s=%s&' % item for item in args.items())
     return '%sv1/%s?%slimit=%d&marker=%s' % (request.host_url, resource, query,
                                              page['limit'], items[-1][marker_key])
+
+
+def listing(store, kind, collection, view, scope=None, where=None, path=None, extra=None):
+    """A Magnum collection response: one page of ``kind`` rendered by ``view``,
+    under the key ``collection``, with ``next`` when the page is full."""
+    from flask import jsonify
+    page = params()
+    records = store.page(kind, scope=scope, where=where, limit=page['limit'],
+                         marker=page['marker'], sort_key=page['sort_key'],
+                         sort_dir=page['sort_dir'])
+    data = {collection: [view(r) for r in records]}
+    nxt = next_link(path or collection, records, page, extra=extra)
+    if nxt:
+        data['next'] = nxt
+    return jsonify(data)

@@ -10,6 +10,10 @@ CLUSTER_LIST_FIELDS = (
     'master_count', 'health_status')
 NODEGROUP_LIST_FIELDS = ('uuid', 'name', 'flavor_id', 'node_count', 'role', 'is_default',
                          'image_id', 'status', 'stack_id')
+JOB_FIELDS = ('uuid', 'cluster_id', 'resource_id', 'operation', 'status', 'status_reason',
+              'tasks_done', 'tasks_failed', 'tasks_total', 'current_task', 'created_at',
+              'started_at', 'finished_at')
+EVENT_FIELDS = ('event', 'task', 'host', 'failed', 'message', 'created_at')
 FEDERATION_LIST_FIELDS = ('uuid', 'name', 'hostcluster_id', 'member_ids', 'status',
                           'status_reason', 'properties')
 
@@ -21,7 +25,7 @@ def links(path):
 
 
 def template(record):
-    data = dict((k, record.get(k)) for k in fields.CLUSTER_TEMPLATE)
+    data = fields.project(fields.CLUSTER_TEMPLATE, record)
     data['links'] = links('clustertemplates/%s' % record['uuid'])
     return data
 
@@ -35,8 +39,7 @@ def _stack_field(data, record):
 
 
 def cluster(record, faults=None, expand=True):
-    keys = fields.CLUSTER if expand else CLUSTER_LIST_FIELDS
-    data = dict((k, record.get(k)) for k in keys)
+    data = fields.project(fields.CLUSTER if expand else CLUSTER_LIST_FIELDS, record)
     _stack_field(data, record)
     if expand and record.get('status') in states.FAILED:
         data['faults'] = faults or {}
@@ -46,9 +49,8 @@ def cluster(record, faults=None, expand=True):
 
 def nodegroup(record, cluster_uuid, expand=True):
     if not expand:
-        return dict((k, record.get(k)) for k in NODEGROUP_LIST_FIELDS)
-    data = dict((k, record.get(k)) for k in fields.NODEGROUP)
-    data['id'] = record['id']
+        return fields.project(NODEGROUP_LIST_FIELDS, record)
+    data = fields.project(fields.NODEGROUP, record, extra=('id',))
     if g.version < (1, 14):
         data.pop('node_labels', None)
         data.pop('node_taints', None)
@@ -57,23 +59,18 @@ def nodegroup(record, cluster_uuid, expand=True):
 
 
 def federation(record, expand=True):
-    keys = fields.FEDERATION if expand else FEDERATION_LIST_FIELDS
-    data = dict((k, record.get(k)) for k in keys)
+    data = fields.project(fields.FEDERATION if expand else FEDERATION_LIST_FIELDS, record)
     data['links'] = links('federations/%s' % record['uuid'])
     return data
 
 
 def quota(record):
-    return dict((k, record.get(k)) for k in fields.QUOTA)
+    return fields.project(fields.QUOTA, record)
 
 
 def job(record, events=None):
-    data = dict((k, record.get(k)) for k in (
-        'uuid', 'cluster_id', 'resource_id', 'operation', 'status', 'status_reason',
-        'tasks_done', 'tasks_failed', 'tasks_total', 'current_task', 'created_at',
-        'started_at', 'finished_at'))
+    data = fields.project(JOB_FIELDS, record)
     data['links'] = links('jobs/%s' % record['uuid'])
     if events is not None:
-        data['events'] = [dict((k, e.get(k)) for k in (
-            'event', 'task', 'host', 'failed', 'message', 'created_at')) for e in events]
+        data['events'] = [fields.project(EVENT_FIELDS, e) for e in events]
     return data

@@ -7,7 +7,7 @@ import pytest
 import sqlalchemy as sa
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    jobs, lifecycle, model, states, store as store_mod)
+    jobs, lifecycle, states, store as store_mod)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, NotFound, OperationNotAllowed, ResourceLimitExceeded)
 

@@ -25,15 +25,9 @@ def _check_node_count(count):
 
 
 def _list(expand):
-    page = paging.params()
-    records = ctx.store().page('cluster', scope=g.scope.owned, limit=page['limit'],
-                               marker=page['marker'], sort_key=page['sort_key'],
-                               sort_dir=page['sort_dir'])
-    data = {'clusters': [views.cluster(r, expand=expand) for r in records]}
-    nxt = paging.next_link('clusters' + ('/detail' if expand else ''), records, page)
-    if nxt:
-        data['next'] = nxt
-    return jsonify(data)
+    return paging.listing(ctx.store(), 'cluster', 'clusters',
+                          lambda r: views.cluster(r, expand=expand), scope=g.scope.owned,
+                          path='clusters' + ('/detail' if expand else ''))
 
 
 @bp.get('')
@@ -70,8 +64,8 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_cluster(store, ident, g.scope)
-    defaults = dict((k, v[1]) for k, v in fields.CLUSTER.items())
-    doc = dict((k, current.get(k)) for k in fields.CLUSTER)
+    defaults = fields.defaults(fields.CLUSTER)
+    doc = fields.project(fields.CLUSTER, current)
     patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
     new_count = fields.coerce(fields.CLUSTER, 'node_count', patched.get('node_count'))
     if new_count is not None:

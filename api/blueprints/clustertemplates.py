@@ -15,16 +15,8 @@ INTERNAL = ('/cluster_distro', '/driver')
 @bp.get('/')
 @bp.get('/detail')
 def list_templates():
-    page = paging.params()
-    scope = g.scope.owned_or_public if not g.scope.is_admin else None
-    records = ctx.store().page('cluster_template', scope=scope, limit=page['limit'],
-                               marker=page['marker'], sort_key=page['sort_key'],
-                               sort_dir=page['sort_dir'])
-    data = {'clustertemplates': [views.template(r) for r in records]}
-    nxt = paging.next_link('clustertemplates', records, page)
-    if nxt:
-        data['next'] = nxt
-    return jsonify(data)
+    return paging.listing(ctx.store(), 'cluster_template', 'clustertemplates', views.template,
+                          scope=g.scope.owned_or_public)
 
 
 @bp.get('/<ident>')
@@ -47,7 +39,7 @@ def update(ident):
     store = ctx.store()
     current = lifecycle.get_template(store, ident, g.scope)
     _check_owner(current)
-    defaults = dict((k, v[1]) for k, v in fields.CLUSTER_TEMPLATE.items())
+    defaults = fields.defaults(fields.CLUSTER_TEMPLATE)
     patched = jsonpatch.apply(views.template(current), ctx.body(), INTERNAL, defaults)
     patched.pop('links', None)
     record = lifecycle.update_template(store, current, patched, g.scope, ctx.settings().core())

@@ -12,15 +12,9 @@ INTERNAL = ('/hostcluster_id', '/status', '/status_reason', '/name')
 
 
 def _list(expand):
-    page = paging.params()
-    records = ctx.store().page('federation', scope=g.scope.owned, limit=page['limit'],
-                               marker=page['marker'], sort_key=page['sort_key'],
-                               sort_dir=page['sort_dir'])
-    data = {'federations': [views.federation(r, expand) for r in records]}
-    nxt = paging.next_link('federations', records, page)
-    if nxt:
-        data['next'] = nxt
-    return jsonify(data)
+    return paging.listing(ctx.store(), 'federation', 'federations',
+                          lambda r: views.federation(r, expand), scope=g.scope.owned,
+                          path='federations' + ('/detail' if expand else ''))
 
 
 @bp.get('')
@@ -60,8 +54,8 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
-    defaults = dict((k, v[1]) for k, v in fields.FEDERATION.items())
-    doc = dict((k, current.get(k)) for k in fields.FEDERATION)
+    defaults = fields.defaults(fields.FEDERATION)
+    doc = fields.project(fields.FEDERATION, current)
     patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
     federation = lifecycle.update_federation(store, current, patched, g.scope)
     return _submit('federation_update', federation)

@@ -1,6 +1,6 @@
 """/v1/clusters/<cluster>/nodegroups (microversion 1.9+)."""
 
-from flask import Blueprint, g, jsonify
+from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api import jsonpatch, microversion, paging, views
@@ -23,22 +23,15 @@ def _cluster(ident):
 
 
 def _list(cluster_ident, expand):
-    from flask import request
     cluster = _cluster(cluster_ident)
-    page = paging.params()
     where = {'cluster_id': cluster['uuid']}
     if request.args.get('role'):
         where['role'] = request.args['role']
-    records = ctx.store().page('nodegroup', where=where, limit=page['limit'],
-                               marker=page['marker'], sort_key=page['sort_key'],
-                               sort_dir=page['sort_dir'])
-    data = {'nodegroups': [views.nodegroup(r, cluster['uuid'], expand=expand)
-                           for r in records]}
-    nxt = paging.next_link('clusters/%s/nodegroups' % cluster['uuid'], records, page,
-                           extra={'role': where['role']} if 'role' in where else None)
-    if nxt:
-        data['next'] = nxt
-    return jsonify(data)
+    return paging.listing(
+        ctx.store(), 'nodegroup', 'nodegroups',
+        lambda r: views.nodegroup(r, cluster['uuid'], expand=expand), where=where,
+        path='clusters/%s/nodegroups' % cluster['uuid'],
+        extra={'role': where['role']} if 'role' in where else None)
 
 
 @bp.get('')
@@ -82,8 +75,8 @@ def update(cluster_ident, ident):
     store = ctx.store()
     cluster = _cluster(cluster_ident)
     group = lifecycle.get_nodegroup(store, cluster, ident)
-    defaults = dict((k, v[1]) for k, v in fields.NODEGROUP.items())
-    doc = dict((k, group.get(k)) for k in fields.NODEGROUP)
+    defaults = fields.defaults(fields.NODEGROUP)
+    doc = fields.project(fields.NODEGROUP, group)
     patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
     record = lifecycle.update_nodegroup(store, group, patched, g.version)
     resp = jsonify(views.nodegroup(record, cluster['uuid']))

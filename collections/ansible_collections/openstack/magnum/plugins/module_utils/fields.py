@@ -173,6 +173,16 @@ def take(table, data, allowed=None, strict=True):
     return out
 
 
+def project(table, record, extra=()):
+    """The fields of ``table`` (and ``extra`` keys) of a stored record."""
+    return dict((k, record.get(k)) for k in tuple(table) + tuple(extra))
+
+
+def defaults(table):
+    """Field -> default value (what a JSON-patch ``remove`` resets a field to)."""
+    return dict((k, v[1]) for k, v in table.items())
+
+
 def with_defaults(table, data):
     out = {}
     for key, (_kind, default) in table.items():

@@ -155,9 +155,7 @@ class ClusterModule(MagnumModule):
 
 
 def public(record):
-    data = dict((k, record.get(k)) for k in fields.CLUSTER)
-    data['driver'] = record.get('driver')
-    return data
+    return fields.project(fields.CLUSTER, record, extra=('driver',))
 
 
 def main():

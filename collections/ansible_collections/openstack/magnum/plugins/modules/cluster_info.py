@@ -71,15 +71,15 @@ class ClusterInfoModule(MagnumModule):
     def run(self):
         if not self.params['name']:
             self.exit_json(changed=False, clusters=[
-                dict((k, r.get(k)) for k in fields.CLUSTER) for r in self.store.find('cluster')])
+                fields.project(fields.CLUSTER, r) for r in self.store.find('cluster')])
         cluster = lifecycle.get_cluster(self.store, self.params['name'], self.scope)
         template, driver = lifecycle.cluster_driver(self.store, cluster)
         groups = self.store.find('nodegroup', cluster_id=cluster['uuid'])
-        public = dict((k, cluster.get(k)) for k in fields.CLUSTER)
+        public = fields.project(fields.CLUSTER, cluster)
         public['faults'] = lifecycle.cluster_faults(self.store, cluster)
         self.exit_json(
             changed=False, clusters=[public], cluster=public, driver=driver,
-            cluster_template=dict((k, template.get(k)) for k in fields.CLUSTER_TEMPLATE),
+            cluster_template=fields.project(fields.CLUSTER_TEMPLATE, template),
             nodegroups=[dict(g) for g in groups])
 
 

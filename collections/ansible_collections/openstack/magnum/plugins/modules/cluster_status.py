@@ -140,7 +140,7 @@ class ClusterStatusModule(MagnumModule):
 
 
 def _public(record):
-    return dict((k, record.get(k)) for k in fields.CLUSTER)
+    return fields.project(fields.CLUSTER, record)
 
 
 def main():

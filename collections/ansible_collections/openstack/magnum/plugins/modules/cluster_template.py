@@ -200,7 +200,7 @@ class ClusterTemplateModule(MagnumModule):
 
 
 def _public(record):
-    return dict((k, record.get(k)) for k in fields.CLUSTER_TEMPLATE)
+    return fields.project(fields.CLUSTER_TEMPLATE, record)
 
 
 def main():

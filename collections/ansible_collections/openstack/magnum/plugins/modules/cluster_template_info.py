@@ -54,7 +54,7 @@ class ClusterTemplateInfoModule(MagnumModule):
         else:
             records = self.store.find('cluster_template')
         self.exit_json(changed=False, cluster_templates=[
-            dict((k, r.get(k)) for k in fields.CLUSTER_TEMPLATE) for r in records])
+            fields.project(fields.CLUSTER_TEMPLATE, r) for r in records])
 
 
 def main():

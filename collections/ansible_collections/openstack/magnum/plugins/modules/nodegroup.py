@@ -150,9 +150,7 @@ class NodegroupModule(MagnumModule):
 
 
 def _public(record):
-    data = dict((k, record.get(k)) for k in fields.NODEGROUP)
-    data['id'] = record.get('id')
-    return data
+    return fields.project(fields.NODEGROUP, record, extra=('id',))
 
 
 def main():
