@@ -10,6 +10,7 @@ fresh and fails the jobs of services that died.
 import logging
 import os
 import shutil
+import signal
 import sys
 import threading
 import time
@@ -34,9 +35,7 @@ class Executor:
         self._cluster_locks = {}
         self._locks_guard = threading.Lock()
         self._stop = threading.Event()
-        reaped = self.jobs.reap_orphans(own_service_id=self.service_id)
-        if reaped:
-            LOG.warning('failed %d orphaned job(s) at start: %s', len(reaped), reaped)
+        self._reap()
         self._beat = threading.Thread(target=self._heartbeat, name='magnum-heartbeat',
                                       daemon=True)
         self._beat.start()
@@ -63,9 +62,17 @@ class Executor:
         while not self._stop.wait(self.settings.heartbeat_interval):
             try:
                 self.jobs.heartbeat(self.service_id)
-                self.jobs.reap_orphans(own_service_id=self.service_id)
+                self._reap()
             except Exception:  # keep beating whatever one round did
                 LOG.exception('heartbeat failed')
+
+    def _reap(self):
+        """Fail orphaned jobs, and stop what is left of their playbook runs here."""
+        reaped = self.jobs.reap_orphans(own_service_id=self.service_id)
+        for job_uuid in reaped:
+            LOG.warning('job %s was orphaned: failed it', job_uuid)
+            kill_job_processes(job_uuid)
+        return reaped
 
     def _cluster_lock(self, cluster_id):
         with self._locks_guard:
@@ -189,3 +196,33 @@ def _output_tail(runner, lines=3):
         return None
     tail = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
     return ' '.join(tail)[:1000] or None
+
+
+def kill_job_processes(job_uuid, proc='/proc'):
+    """Kill the process groups of a job's runs on this host.
+
+    ansible-runner starts ansible-playbook in its own session with the job's
+    private data dir (named after the job uuid) on its command line; a crashed
+    API leaves that session running. Returns the process groups killed.
+    """
+    killed = set()
+    try:
+        pids = [int(p) for p in os.listdir(proc) if p.isdigit()]
+    except OSError:
+        return killed
+    for pid in pids:
+        try:
+            with open(os.path.join(proc, str(pid), 'cmdline'), 'rb') as handle:
+                cmdline = handle.read().decode('utf-8', 'replace')
+        except OSError:
+            continue
+        if job_uuid not in cmdline or 'ansible' not in cmdline:
+            continue
+        try:
+            pgid = os.getpgid(pid)
+            if pgid != os.getpgid(0) and pgid not in killed:
+                os.killpg(pgid, signal.SIGKILL)
+                killed.add(pgid)
+        except (ProcessLookupError, PermissionError):
+            continue
+    return killed

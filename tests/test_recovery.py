@@ -1,5 +1,7 @@
 """No stuck states: a crash of the API (kill -9) during a job, a timeout, a restart."""
 
+import os
+
 import pytest
 import requests
 
@@ -9,6 +11,18 @@ from conftest import ApiServer, wait_for
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'kp'}
+
+
+def _processes_of(job_uuid):
+    found = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open('/proc/%s/cmdline' % pid, 'rb') as handle:
+                if job_uuid.encode() in handle.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
 
 
 def post(server, path, body):
@@ -39,6 +53,8 @@ def test_kill_9_during_a_job_then_restart(db_url, project, tmp_path):
         assert 'orphaned' in cluster['status_reason']
         job = get(server, '/v1/clusters/slow/jobs').json()['jobs'][0]
         assert job['status'] == 'FAILED' and 'orphaned' in job['status_reason']
+        # the crashed service's playbook run was stopped, not left to finish behind it
+        wait_for(lambda: not _processes_of(job['uuid']), timeout=20)
         store = store_mod.Store(db_url)
         assert not [c for c in store.find('cluster') if 'IN_PROGRESS' in c['status']]
         assert not [j for c in store.find('cluster')
