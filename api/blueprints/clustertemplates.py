@@ -57,5 +57,5 @@ def delete(ident):
 
 def _check_owner(template):
     if not g.scope.is_admin and template['project_id'] != g.scope.project_id:
-        raise errors.NotAuthorized("Policy doesn't allow clustertemplate:update to be performed "
-                            "on a template of another project.")
+        raise errors.NotAuthorized("Policy doesn't allow clustertemplate:update to be "
+                                   "performed on a template of another project.")

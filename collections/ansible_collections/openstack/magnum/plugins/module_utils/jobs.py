@@ -209,8 +209,8 @@ def fail_operation(store, job, reason):
 
 def _others_active(store, job, **where):
     records = Jobs(store)
-    query = sa.select(records.t.c.uuid).where(records.t.c.status.in_(ACTIVE),
-                                               records.t.c.uuid != job['uuid'])
+    query = sa.select(records.t.c.uuid).where(
+        records.t.c.status.in_(ACTIVE), records.t.c.uuid != job['uuid'])
     for key, value in where.items():
         query = query.where(records.t.c[key] == value)
     with store.read() as conn:
