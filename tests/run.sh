@@ -25,7 +25,7 @@ ansible-lint
 echo "== collection build and install"
 out=$(mktemp -d)
 ansible-galaxy collection build collections/ansible_collections/openstack/magnum --output-path "$out"
-ansible-galaxy collection install --offline --no-deps -p "$out/installed" "$out"/openstack-magnum-*.tar.gz
+ansible-galaxy collection install --force --offline --no-deps -p "$out/installed" "$out"/openstack-magnum-*.tar.gz
 test -f "$out/installed/ansible_collections/openstack/magnum/plugins/module_utils/store.py"
 rm -rf "$out"
 echo "== all tests passed"
