@@ -31,6 +31,10 @@ def parse_args(argv=None):
     parser.add_argument('--project-dir', default=str(defaults.project_dir),
                         help='checkout holding ansible.cfg, inventory/ and playbooks/ '
                              '(default: this one)')
+    parser.add_argument('--provider', default=defaults.provider, choices=['docker', 'none'],
+                        help='infrastructure provider of the clusters: docker (local '
+                             'container nodes, the default) or none (drivers that bring '
+                             'their own)')
     parser.add_argument('--debug', action='store_true')
     return parser.parse_args(argv)
 
@@ -48,7 +52,7 @@ def main(argv=None):
         db_url=args.db, workers=args.workers, default_project=args.default_project,
         default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
         cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
-        project_dir=Path(args.project_dir),
+        project_dir=Path(args.project_dir), provider=args.provider,
         playbooks_dir=Path(args.project_dir) / 'playbooks')
     app = create_app(settings)
     executor = app.extensions['magnum_executor']

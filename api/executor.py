@@ -129,6 +129,7 @@ class Executor:
             playbook=str(self.settings.playbooks_dir / job['playbook']),
             extravars=extravars,
             envvars={'MAGNUM_DB_URL': self.store.url,
+                     'MAGNUM_PROVIDER': self.settings.provider,
                      'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
                      # ansible-playbook from the same environment as this API
                      'PATH': os.pathsep.join([os.path.dirname(sys.executable),

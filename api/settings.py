@@ -27,6 +27,8 @@ class Settings:
         / 'openstack-magnum' / 'jobs'))
     heartbeat_interval: float = 10.0
     start_executor: bool = True
+    # Infrastructure provider of the clusters: docker (local nodes) or none.
+    provider: str = field(default_factory=lambda: os.environ.get('MAGNUM_PROVIDER', 'docker'))
 
     def core(self):
         """The settings the core's validation needs."""

@@ -87,7 +87,9 @@ def free_port():
 
 
 class ApiServer:
-    def __init__(self, db_url, project_dir, tmp_path, workers=2):
+    def __init__(self, db_url, project_dir, tmp_path, workers=2, provider='none', env=None):
+        self.provider = provider
+        self.env = env or {}
         self.db_url = db_url
         self.project_dir = project_dir
         self.tmp_path = tmp_path
@@ -98,11 +100,11 @@ class ApiServer:
         self.log = tmp_path / ('api-%d.log' % self.port)
 
     def start(self):
-        env = dict(os.environ, PYTHONUNBUFFERED='1')
+        env = dict(os.environ, PYTHONUNBUFFERED='1', **self.env)
         self.proc = subprocess.Popen(
             [str(BIN / 'magnum-ansible-api'), '--port', str(self.port), '--db', self.db_url,
              '--workers', str(self.workers), '--project-dir', str(self.project_dir),
-             '--runner-dir', str(self.tmp_path / 'jobs')],
+             '--runner-dir', str(self.tmp_path / 'jobs'), '--provider', self.provider],
             stdout=open(self.log, 'ab'), stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + 30
         while time.time() < deadline:

@@ -16,7 +16,8 @@ TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
 @pytest.fixture
 def client(db_url, project, tmp_path):
     settings = Settings(db_url=db_url, runner_dir=tmp_path / 'jobs', project_dir=project,
-                        playbooks_dir=project / 'playbooks', heartbeat_interval=1)
+                        playbooks_dir=project / 'playbooks', heartbeat_interval=1,
+                        provider='none')
     app = create_app(settings)
     yield app.test_client()
     app.extensions['magnum_executor'].shutdown(wait=True)
@@ -193,7 +194,8 @@ def test_cluster_lifecycle_through_jobs(client):
     jobs = call(client, 'GET', '/v1/clusters/c1/jobs').json['jobs']
     assert jobs[0]['status'] == 'SUCCESSFUL' and jobs[0]['tasks_done'] > 3
     job = call(client, 'GET', '/v1/jobs/%s' % jobs[0]['uuid']).json
-    assert any(e['task'] == 'Run the driver\'s roles' for e in job['events'])
+    assert any(e['task'] == "Run the provider's and the driver's roles"
+               for e in job['events'])
     # update: only node_count; busy clusters refuse
     assert 'not supported' in error_of(call(client, 'PATCH', '/v1/clusters/c1', [
         {'op': 'replace', 'path': '/master_count', 'value': 3}]), 400)
@@ -247,8 +249,8 @@ def test_uninstalled_driver_ends_failed_with_reason(client):
     failed = wait_status(client, 's1').json
     assert failed['status'] == 'CREATE_FAILED'
     assert failed['status_reason'] == (
-        'Cluster type (vm, debian, swarm) is not supported here: driver swarm_mode is not '
-        'installed (missing roles: swarm).')
+        'Cluster type (vm, debian, swarm) is not supported here: driver swarm_mode on '
+        'provider none is not installed (missing roles: swarm).')
 
 
 def test_delete_supersedes_a_running_create(client):

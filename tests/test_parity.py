@@ -38,6 +38,7 @@ def normalise(store):
 
 def ansible_env(project, db_url):
     return dict(os.environ, MAGNUM_DB_URL=db_url, ANSIBLE_CONFIG=str(project / 'ansible.cfg'),
+                MAGNUM_PROVIDER='none',
                 PATH='%s:%s' % (BIN, os.environ['PATH']))
 
 

@@ -5,14 +5,14 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-# Documentation: driver_missing_roles.yml, missing_roles.yml and magnum_labels.yml
-# beside this file.
+# Documentation: one YAML file per filter beside this file.
 
 import os
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.openstack.magnum.plugins.module_utils import drivers, labels
+from ansible_collections.openstack.magnum.plugins.module_utils import (
+    drivers, labels, local_nodes)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -42,7 +42,18 @@ def magnum_labels(value):
         raise AnsibleFilterError('magnum_labels: %s' % exc)
 
 
+def _wrap(name, fn):
+    def filter_fn(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except MagnumError as exc:
+            raise AnsibleFilterError('%s: %s' % (name, exc))
+    return filter_fn
+
+
 class FilterModule(object):
     def filters(self):
         return {'driver_missing_roles': driver_missing_roles, 'missing_roles': missing_roles,
-                'magnum_labels': magnum_labels}
+                'magnum_labels': magnum_labels,
+                'local_subnet': _wrap('local_subnet', local_nodes.pick_subnet),
+                'local_nodes_plan': _wrap('local_nodes_plan', local_nodes.plan)}

@@ -1,0 +1,149 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure helpers of the local (docker) infrastructure provider: the cluster's
+private subnet, node addresses, node names and which nodes a resize removes."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import hashlib
+import ipaddress
+import re
+
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+POOL = '10.192.0.0/11'  # /24 subnets for cluster networks
+FIRST_HOST = 10         # .1 is the bridge gateway; .2-.9 are left free
+
+
+def stack_suffix(cluster_uuid):
+    """Magnum's 12-character stack suffix, stable for a cluster."""
+    digest = hashlib.sha256(cluster_uuid.encode('utf-8')).hexdigest()
+    alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
+    return ''.join(alphabet[int(digest[i:i + 2], 16) % 36] for i in range(0, 24, 2))
+
+
+def node_name(cluster_name, cluster_uuid, group, index):
+    """``<cluster>-<suffix>-master-0`` / ``-node-0``; other groups insert their name."""
+    kind = 'master' if group['role'] == 'master' else 'node'
+    base = cluster_name.lower()
+    if not group.get('is_default'):
+        base = '%s-%s' % (base, group['name'].lower())
+    name = '%s-%s-%s-%d' % (base, stack_suffix(cluster_uuid), kind, index)
+    return re.sub(r'[^a-z0-9.-]', '-', name)
+
+
+def pick_subnet(used, cluster_uuid, wanted=None, pool=POOL):
+    """The cluster's /24: ``wanted`` if free, else one from ``pool`` that overlaps none
+    of the ``used`` CIDRs, starting at a place derived from the cluster uuid."""
+    taken = [ipaddress.ip_network(u, strict=False) for u in used or []]
+    if wanted:
+        net = ipaddress.ip_network(wanted, strict=False)
+        if any(net.overlaps(t) for t in taken):
+            raise Invalid("fixed_subnet_cidr %s overlaps a network of the docker engine." % wanted)
+        return str(net)
+    subnets = list(ipaddress.ip_network(pool).subnets(new_prefix=24))
+    start = int(hashlib.sha256(cluster_uuid.encode('utf-8')).hexdigest(), 16) % len(subnets)
+    for offset in range(len(subnets)):
+        net = subnets[(start + offset) % len(subnets)]
+        if not any(net.overlaps(t) for t in taken):
+            return str(net)
+    raise Invalid("No free /24 left in %s for the cluster network." % pool)
+
+
+def free_addresses(subnet, used, count):
+    """``count`` addresses of ``subnet`` not in ``used``, lowest first."""
+    taken = set(used or [])
+    found = []
+    for host in list(ipaddress.ip_network(subnet).hosts())[FIRST_HOST - 1:]:
+        if str(host) not in taken:
+            found.append(str(host))
+            if len(found) == count:
+                return found
+    raise Invalid("The cluster network %s has no room for %d more nodes." % (subnet, count))
+
+
+def plan_group(existing, wanted_count, to_remove=None):
+    """Which existing nodes a group keeps and removes, and how many it adds.
+
+    ``existing`` are node dicts with ``name``, ``id`` and ``index``. Named nodes
+    (by name or container id) go first, then the highest indexes.
+    """
+    to_remove = list(to_remove or [])
+    unknown = [r for r in to_remove
+               if not any(r in (n['name'], n['id'], n['id'][:12]) for n in existing)]
+    if unknown:
+        raise Invalid("nodes_to_remove names nodes that are not in the group: %s"
+                      % ', '.join(unknown))
+    remove = [n for n in existing if n['name'] in to_remove or n['id'] in to_remove
+              or n['id'][:12] in to_remove]
+    keep = sorted([n for n in existing if n not in remove], key=lambda n: n['index'])
+    while len(keep) > wanted_count:
+        remove.append(keep.pop())
+    used = set(n['index'] for n in keep)
+    add, index = [], 0
+    while len(keep) + len(add) < wanted_count:
+        if index not in used:
+            add.append(index)
+        index += 1
+    return {'keep': keep, 'remove': remove, 'add': add}
+
+
+LABEL = 'magnum.openstack.org/'
+
+
+def existing_nodes(containers):
+    """Node dicts from docker_host_info containers (they carry our labels)."""
+    nodes = []
+    for container in containers or []:
+        labels = container.get('Labels') or {}
+        nodes.append({'name': (container.get('Names') or ['?'])[0].lstrip('/'),
+                      'id': container.get('Id', ''),
+                      'state': container.get('State'),
+                      'group': labels.get(LABEL + 'nodegroup-uuid'),
+                      'role': labels.get(LABEL + 'role'),
+                      'address': labels.get(LABEL + 'address'),
+                      'index': int(labels.get(LABEL + 'index', '0'))})
+    return nodes
+
+
+def plan(containers, cluster, groups, subnet, targets=None, remove=None):
+    """What to create and remove so each group has its node count.
+
+    ``targets`` maps group uuid -> wanted count (default: the group's
+    node_count); ``remove`` names nodes to remove first. Returns
+    ``{'create': [...], 'remove': [...], 'nodes': [...]}`` where ``nodes`` is
+    the cluster after the change, masters first.
+    """
+    targets = targets or {}
+    existing = existing_nodes(containers)
+    known = set(g['uuid'] for g in groups)
+    create, removing, final = [], [], []
+    strays = [n for n in existing if n['group'] not in known]  # groups deleted meanwhile
+    used = [n['address'] for n in existing if n['address'] and n not in strays]
+    for group in groups:
+        mine = [n for n in existing if n['group'] == group['uuid']]
+        wanted = int(targets.get(group['uuid'], group['node_count']))
+        names = [r for r in remove or [] if any(r in (n['name'], n['id'], n['id'][:12])
+                                                for n in mine)]
+        step = plan_group(mine, wanted, names)
+        addresses = free_addresses(subnet, used, len(step['add'])) if step['add'] else []
+        used.extend(addresses)
+        for index, address in zip(step['add'], addresses):
+            create.append({'name': node_name(cluster['name'], cluster['uuid'], group, index),
+                           'address': address, 'index': index, 'group': group['uuid'],
+                           'group_name': group['name'], 'role': group['role'],
+                           'flavor': group.get('flavor_id') or cluster.get('flavor_id')})
+        removing.extend(step['remove'])
+        final.extend([dict(n, group_name=group['name']) for n in step['keep']])
+        final.extend([dict(c) for c in create if c['group'] == group['uuid']])
+    unknown = [r for r in remove or [] if not any(
+        r in (n['name'], n['id'], n['id'][:12]) for n in removing)]
+    if unknown:
+        raise Invalid("nodes_to_remove names nodes that are not in the cluster: %s"
+                      % ', '.join(unknown))
+    removing.extend(strays)
+    final.sort(key=lambda n: (n['role'] != 'master', n['group_name'], n['index']))
+    return {'create': create, 'remove': [{'name': n['name'], 'id': n['id']} for n in removing],
+            'nodes': final}

@@ -1,0 +1,113 @@
+"""The docker infrastructure provider on the real Docker engine: nodes as systemd
+containers with fixed addresses on a private network, SSH with the cluster key,
+grow, shrink with nodes_to_remove, and a delete that leaves nothing."""
+
+import shutil
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import ApiServer, wait_for
+
+LATEST = {'OpenStack-API-Version': 'container-infra latest'}
+TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
+       'external_network_id': 'public', 'keypair_id': 'kp', 'flavor_id': 'm1.tiny',
+       'master_flavor_id': 'm1.tiny'}
+
+
+def docker_ok():
+    if shutil.which('docker') is None or shutil.which('debootstrap') is None:
+        return False
+    return subprocess.run(['docker', 'info'], capture_output=True).returncode == 0
+
+
+pytestmark = [pytest.mark.docker, pytest.mark.skipif(
+    not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '
+                            '.ci/run installs and starts them')]
+
+
+def docker_ls(kind, uuid):
+    cmd = {'container': ['docker', 'ps', '-a'], 'volume': ['docker', 'volume', 'ls'],
+           'network': ['docker', 'network', 'ls']}[kind]
+    out = subprocess.run(cmd + ['-q', '--filter', 'label=magnum.openstack.org/cluster=' + uuid],
+                         capture_output=True, text=True, check=True).stdout
+    return out.split()
+
+
+def names(uuid):
+    out = subprocess.run(['docker', 'ps', '-a', '--format', '{{.Names}} {{.ID}}', '--filter',
+                          'label=magnum.openstack.org/cluster=' + uuid],
+                         capture_output=True, text=True, check=True).stdout
+    return dict(line.split() for line in out.splitlines())
+
+
+def settle(server, name, timeout=600):
+    def done():
+        resp = requests.get(server.url + '/v1/clusters/' + name, headers=LATEST, timeout=30)
+        if resp.status_code == 404:
+            return {'status': 'GONE'}
+        body = resp.json()
+        return body if 'IN_PROGRESS' not in body['status'] else None
+    return wait_for(done, timeout=timeout, interval=1)
+
+
+def test_local_nodes_lifecycle(project, tmp_path):
+    data = tmp_path / 'data'
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), project, tmp_path,
+                       provider='docker', env={'XDG_DATA_HOME': str(data)}).start()
+    uuid = None
+    try:
+        assert requests.post(server.url + '/v1/clustertemplates', json=TPL, headers=LATEST,
+                             timeout=30).status_code == 201
+        uuid = requests.post(server.url + '/v1/clusters', json={
+            'name': 'lc', 'cluster_template_id': 'tpl', 'node_count': 2},
+            headers=LATEST, timeout=30).json()['uuid']
+        cluster = settle(server, 'lc')
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        nodes = names(uuid)
+        masters = sorted(n for n in nodes if '-master-' in n)
+        workers = sorted(n for n in nodes if '-node-' in n)
+        assert len(masters) == 1 and len(workers) == 2
+        assert masters[0].startswith('lc-') and masters[0].endswith('-master-0')
+        assert len(cluster['master_addresses']) == 1 and len(cluster['node_addresses']) == 2
+
+        key = data / 'openstack-magnum/local/clusters' / uuid / 'id_ed25519'
+        ssh = subprocess.run(['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no',
+                              '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes',
+                              'root@' + cluster['node_addresses'][0], 'hostname; systemctl is-system-running || true'],
+                             capture_output=True, text=True, timeout=60)
+        assert ssh.returncode == 0, ssh.stderr
+        assert ssh.stdout.split()[0] == workers[0]
+
+        before = names(uuid)
+        requests.post(server.url + '/v1/clusters/lc/actions/resize', json={'node_count': 3},
+                      headers=LATEST, timeout=30)
+        cluster = settle(server, 'lc')
+        assert cluster['status'] == 'UPDATE_COMPLETE' and len(cluster['node_addresses']) == 3
+        after = names(uuid)
+        assert all(after[n] == before[n] for n in before), 'existing nodes were recreated'
+
+        leaving = sorted(n for n in after if '-node-' in n)[1]
+        requests.post(server.url + '/v1/clusters/lc/actions/resize', json={
+            'node_count': 1, 'nodes_to_remove': [leaving]}, headers=LATEST, timeout=30)
+        cluster = settle(server, 'lc')
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        left = names(uuid)
+        assert leaving not in left and len([n for n in left if '-node-' in n]) == 1
+
+        requests.delete(server.url + '/v1/clusters/lc', headers=LATEST, timeout=30)
+        assert settle(server, 'lc')['status'] == 'GONE'
+        for kind in ('container', 'volume', 'network'):
+            assert docker_ls(kind, uuid) == [], kind
+        assert not (data / 'openstack-magnum/local/clusters' / uuid).exists()
+    finally:
+        server.stop()
+        if uuid:  # never leave a failed test's nodes behind
+            for cid in docker_ls('container', uuid):
+                subprocess.run(['docker', 'rm', '-f', cid], capture_output=True)
+            for vol in docker_ls('volume', uuid):
+                subprocess.run(['docker', 'volume', 'rm', vol], capture_output=True)
+            for net in docker_ls('network', uuid):
+                subprocess.run(['docker', 'network', 'rm', net], capture_output=True)
