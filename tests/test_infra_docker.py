@@ -4,7 +4,6 @@ grow, shrink with nodes_to_remove, and a delete that leaves nothing."""
 
 import shutil
 import subprocess
-import time
 
 import pytest
 import requests
@@ -76,7 +75,7 @@ def test_local_nodes_lifecycle(project, tmp_path):
         key = data / 'openstack-magnum/local/clusters' / uuid / 'id_ed25519'
         ssh = subprocess.run(['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no',
                               '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes',
-                              'root@' + cluster['node_addresses'][0], 'hostname; systemctl is-system-running || true'],
+                              'root@' + cluster['node_addresses'][0], 'hostname'],
                              capture_output=True, text=True, timeout=60)
         assert ssh.returncode == 0, ssh.stderr
         assert ssh.stdout.split()[0] == workers[0]

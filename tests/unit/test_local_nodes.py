@@ -1,0 +1,76 @@
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import local_nodes as ln
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+CLUSTER = {'name': 'Swarm_1', 'uuid': '5d12f6fd-a196-4bf5-ae4c-1f639a523a52',
+           'flavor_id': 'm1.small'}
+MASTER = {'uuid': 'gm', 'name': 'default-master', 'role': 'master', 'node_count': 1,
+          'is_default': True}
+WORKER = {'uuid': 'gw', 'name': 'default-worker', 'role': 'worker', 'node_count': 2,
+          'is_default': True, 'flavor_id': 'm1.medium'}
+
+
+def containers(plan):
+    return [{'Names': ['/' + n['name']], 'Id': '%064x' % i, 'State': 'running',
+             'Labels': {'magnum.openstack.org/nodegroup-uuid': n['group'],
+                        'magnum.openstack.org/role': n['role'],
+                        'magnum.openstack.org/address': n['address'],
+                        'magnum.openstack.org/index': str(n['index'])}}
+            for i, n in enumerate(plan['create'])]
+
+
+def test_names_follow_magnums_pattern():
+    suffix = ln.stack_suffix(CLUSTER['uuid'])
+    assert len(suffix) == 12 and suffix == ln.stack_suffix(CLUSTER['uuid'])
+    assert ln.node_name('kube', CLUSTER['uuid'], MASTER, 0) == 'kube-%s-master-0' % suffix
+    assert ln.node_name('kube', CLUSTER['uuid'], WORKER, 3) == 'kube-%s-node-3' % suffix
+    group = {'name': 'test-ng', 'role': 'worker', 'is_default': False}
+    assert ln.node_name('kube', CLUSTER['uuid'], group, 0) == 'kube-test-ng-%s-node-0' % suffix
+    assert ln.node_name('Swarm_1', CLUSTER['uuid'], MASTER, 0).startswith('swarm-1-')
+
+
+def test_subnet_avoids_the_engines_networks():
+    first = ln.pick_subnet([], CLUSTER['uuid'])
+    assert ln.pick_subnet([first], CLUSTER['uuid']) != first
+    with pytest.raises(Invalid, match='No free'):
+        ln.pick_subnet(['10.192.0.0/11'], CLUSTER['uuid'])
+    assert ln.pick_subnet(['172.17.0.0/16'], 'x', wanted='192.168.50.0/24') == '192.168.50.0/24'
+    with pytest.raises(Invalid, match='overlaps'):
+        ln.pick_subnet(['192.168.0.0/16'], 'x', wanted='192.168.50.0/24')
+
+
+def test_create_then_grow_then_shrink_by_name():
+    plan = ln.plan([], CLUSTER, [MASTER, WORKER], '10.192.3.0/24')
+    assert [(n['role'], n['address'], n['flavor']) for n in plan['create']] == [
+        ('master', '10.192.3.10', 'm1.small'), ('worker', '10.192.3.11', 'm1.medium'),
+        ('worker', '10.192.3.12', 'm1.medium')]
+    assert plan['remove'] == [] and plan['nodes'][0]['role'] == 'master'
+    existing = containers(plan)
+    assert ln.plan(existing, CLUSTER, [MASTER, WORKER], '10.192.3.0/24')['create'] == []
+    grown = ln.plan(existing, CLUSTER, [MASTER, WORKER], '10.192.3.0/24', {'gw': 4})
+    assert [(n['index'], n['address']) for n in grown['create']] == [
+        (2, '10.192.3.13'), (3, '10.192.3.14')]
+    first_worker = plan['create'][1]['name']
+    shrunk = ln.plan(existing, CLUSTER, [MASTER, WORKER], '10.192.3.0/24', {'gw': 1},
+                     [first_worker])
+    assert [n['name'] for n in shrunk['remove']] == [first_worker]
+    assert [n['name'] for n in shrunk['nodes']] == [plan['create'][0]['name'],
+                                                    plan['create'][2]['name']]
+    highest = ln.plan(existing, CLUSTER, [MASTER, WORKER], '10.192.3.0/24', {'gw': 1})
+    assert [n['name'] for n in highest['remove']] == [plan['create'][2]['name']]
+
+
+def test_freed_index_is_reused_and_unknown_names_refused():
+    plan = ln.plan([], CLUSTER, [MASTER, WORKER], '10.192.3.0/24')
+    existing = [c for c in containers(plan) if not c['Names'][0].endswith('-node-0')]
+    again = ln.plan(existing, CLUSTER, [MASTER, WORKER], '10.192.3.0/24')
+    assert [n['index'] for n in again['create']] == [0]
+    with pytest.raises(Invalid, match='not in the cluster'):
+        ln.plan(existing, CLUSTER, [MASTER, WORKER], '10.192.3.0/24', {'gw': 1}, ['ghost'])
+
+
+def test_nodes_of_a_deleted_group_are_removed():
+    plan = ln.plan([], CLUSTER, [MASTER, WORKER], '10.192.3.0/24')
+    leftover = ln.plan(containers(plan), CLUSTER, [MASTER], '10.192.3.0/24')
+    assert len(leftover['remove']) == 2 and len(leftover['nodes']) == 1
