@@ -15,6 +15,9 @@ description:
     never returned unless I(return_key) is set).
   - C(show) returns the CA certificate (C(openstack coe ca show)); C(present) creates it when
     missing (at cluster create); C(sign) signs a client CSR (C(openstack coe ca sign)).
+  - C(issue) makes a new key and a certificate signed by the CA (I(ca_cert_type), which may
+    be the staged C(ca.next)) for a node or a client: I(common_name), I(organization),
+    I(subject_alt_names). Nothing is stored; use C(no_log) on the task.
   - Rotation is two steps. C(rotate) stages a new CA beside the current one (readable as
     I(ca_cert_type) C(ca.next)); the driver re-issues the nodes' certificates from it; then
     C(promote) makes it the cluster's CA, after which old client certificates no longer
@@ -29,7 +32,7 @@ options:
   action:
     description: What to do.
     type: str
-    choices: [show, present, sign, rotate, promote]
+    choices: [show, present, sign, rotate, promote, issue]
     default: show
   csr:
     description: PEM certificate signing request, for I(action=sign).
@@ -42,6 +45,16 @@ options:
     description: Also return the CA private key (for driver roles that issue node certificates).
     type: bool
     default: false
+  common_name:
+    description: Common name of the certificate, for I(action=issue).
+    type: str
+  organization:
+    description: Organization of the certificate, for I(action=issue).
+    type: str
+  subject_alt_names:
+    description: IP addresses and DNS names the certificate is valid for, for I(action=issue).
+    type: list
+    elements: str
 author:
   - openstack.magnum contributors (@openstack)
 '''
@@ -71,22 +84,34 @@ ca_key:
   description: The CA private key, when I(return_key).
   returned: when return_key is true
   type: str
+cert:
+  description: The issued certificate, for I(action=issue).
+  returned: when action is issue
+  type: str
+key:
+  description: The issued certificate's private key, for I(action=issue).
+  returned: when action is issue
+  type: str
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, tls
 
 
 class ClusterCaModule(MagnumModule):
     argument_spec = dict(
         cluster=dict(type='str', required=True),
         action=dict(type='str', default='show',
-                    choices=['show', 'present', 'sign', 'rotate', 'promote']),
+                    choices=['show', 'present', 'sign', 'rotate', 'promote', 'issue']),
         csr=dict(type='str'),
         ca_cert_type=dict(type='str', default='ca'),
         return_key=dict(type='bool', default=False, no_log=False),
+        common_name=dict(type='str'),
+        organization=dict(type='str'),
+        subject_alt_names=dict(type='list', elements='str'),
     )
-    module_kwargs = dict(required_if=[('action', 'sign', ['csr'])])
+    module_kwargs = dict(required_if=[('action', 'sign', ['csr']),
+                                      ('action', 'issue', ['common_name'])])
 
     def run(self):
         p = self.params
@@ -95,6 +120,11 @@ class ClusterCaModule(MagnumModule):
         if action == 'sign':
             self.exit_json(changed=False, pem=lifecycle.sign_csr(self.store, cluster, p['csr'],
                                                                  kind))
+        if action == 'issue':
+            ca = self.store.certificate(cluster['uuid'], kind)
+            cert, key = tls.issue_keypair(ca['cert_pem'], ca['key_pem'], p['common_name'],
+                                          p['organization'], p['subject_alt_names'])
+            self.exit_json(changed=False, pem=ca['cert_pem'], cert=cert, key=key)
         lifecycle.check_tls(self.store, cluster)
         changed = action in ('rotate', 'promote')
         if action == 'present':
