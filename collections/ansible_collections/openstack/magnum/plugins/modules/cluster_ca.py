@@ -16,8 +16,8 @@ description:
   - C(show) returns the CA certificate (C(openstack coe ca show)); C(present) creates it when
     missing (at cluster create); C(sign) signs a client CSR (C(openstack coe ca sign)).
   - C(issue) makes a new key and a certificate signed by the CA (I(ca_cert_type), which may
-    be the staged C(ca.next)) for a node or a client: I(common_name), I(organization),
-    I(subject_alt_names). Nothing is stored; use C(no_log) on the task.
+    be the staged C(ca.next)) for a node or a client, from I(common_name), I(organization)
+    and I(subject_alt_names). Nothing is stored; use C(no_log) on the task.
   - Rotation is two steps. C(rotate) stages a new CA beside the current one (readable as
     I(ca_cert_type) C(ca.next)); the driver re-issues the nodes' certificates from it; then
     C(promote) makes it the cluster's CA, after which old client certificates no longer
