@@ -35,6 +35,8 @@ def parse_args(argv=None):
                         help='infrastructure provider of the clusters: docker (local '
                              'container nodes, the default) or none (drivers that bring '
                              'their own)')
+    parser.add_argument('--health-interval', type=float, default=60.0,
+                        help='seconds between health refreshes of settled clusters (0: off)')
     parser.add_argument('--debug', action='store_true')
     return parser.parse_args(argv)
 
@@ -53,6 +55,8 @@ def main(argv=None):
         default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
         cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
         project_dir=Path(args.project_dir), provider=args.provider,
+        health_interval=args.health_interval,
+        heartbeat_interval=min(10.0, args.health_interval or 10.0),
         playbooks_dir=Path(args.project_dir) / 'playbooks')
     app = create_app(settings)
     executor = app.extensions['magnum_executor']

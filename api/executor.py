@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import ansible_runner
 
 from api.core import jobs as jobs_mod
+from api.core import states
 
 LOG = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_MINUTES = 180
@@ -35,6 +36,10 @@ class Executor:
         self._cluster_locks = {}
         self._locks_guard = threading.Lock()
         self._stop = threading.Event()
+        # Health checks get their own thread so they never hold up operations.
+        self._health_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix='magnum-health')
+        self._health_pending = set()
+        self._health_due = time.monotonic() + settings.health_interval
         self._reap()
         self._beat = threading.Thread(target=self._heartbeat, name='magnum-heartbeat',
                                       daemon=True)
@@ -54,6 +59,7 @@ class Executor:
 
     def shutdown(self, wait=False):
         self._stop.set()
+        self._health_pool.shutdown(wait=wait, cancel_futures=True)
         self.pool.shutdown(wait=wait, cancel_futures=True)
         self.jobs.stop_service(self.service_id)
 
@@ -63,6 +69,7 @@ class Executor:
             try:
                 self.jobs.heartbeat(self.service_id)
                 self._reap()
+                self._schedule_health()
             except Exception:  # keep beating whatever one round did
                 LOG.exception('heartbeat failed')
 
@@ -73,6 +80,42 @@ class Executor:
             LOG.warning('job %s was orphaned: failed it', job_uuid)
             kill_job_processes(job_uuid)
         return reaped
+
+    def _schedule_health(self):
+        """Every health_interval, refresh the health of settled clusters."""
+        if not self.settings.health_interval or time.monotonic() < self._health_due:
+            return
+        self._health_due = time.monotonic() + self.settings.health_interval
+        for cluster in self.store.find('cluster'):
+            if cluster['status'] in states.COMPLETE and cluster['uuid'] not in self._health_pending:
+                self._health_pending.add(cluster['uuid'])
+                self._health_pool.submit(self._run_health, cluster['uuid'])
+
+    def _run_health(self, cluster_uuid):
+        """Run playbooks/cluster_health.yml; it writes the cluster's health fields."""
+        private_dir = self.settings.runner_dir / 'health' / cluster_uuid
+        try:
+            private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            runner = ansible_runner.run(
+                private_data_dir=str(private_dir), project_dir=str(self.settings.project_dir),
+                playbook=str(self.settings.playbooks_dir / 'cluster_health.yml'),
+                extravars={'cluster_uuid': cluster_uuid}, envvars=self._envvars(),
+                inventory=str(self.settings.project_dir / 'inventory'), quiet=True,
+                rotate_artifacts=1, settings={'suppress_ansible_output': True})
+            if runner.status != 'successful':
+                LOG.info('health check of %s ended %s', cluster_uuid, runner.status)
+        except Exception:
+            LOG.exception('health check of %s crashed', cluster_uuid)
+        finally:
+            self._health_pending.discard(cluster_uuid)
+
+    def _envvars(self):
+        return {'MAGNUM_DB_URL': self.store.url,
+                'MAGNUM_PROVIDER': self.settings.provider,
+                'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
+                # ansible-playbook from the same environment as this API
+                'PATH': os.pathsep.join([os.path.dirname(sys.executable),
+                                         os.environ.get('PATH', '')])}
 
     def _cluster_lock(self, cluster_id):
         with self._locks_guard:
@@ -128,12 +171,7 @@ class Executor:
             project_dir=str(self.settings.project_dir),
             playbook=str(self.settings.playbooks_dir / job['playbook']),
             extravars=extravars,
-            envvars={'MAGNUM_DB_URL': self.store.url,
-                     'MAGNUM_PROVIDER': self.settings.provider,
-                     'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
-                     # ansible-playbook from the same environment as this API
-                     'PATH': os.pathsep.join([os.path.dirname(sys.executable),
-                                              os.environ.get('PATH', '')])},
+            envvars=self._envvars(),
             inventory=str(self.settings.project_dir / 'inventory'),
             event_handler=event_handler,
             cancel_callback=cancel_callback,

@@ -26,6 +26,8 @@ class Settings:
         or Path(os.environ.get('XDG_DATA_HOME') or Path.home() / '.local' / 'share')
         / 'openstack-magnum' / 'jobs'))
     heartbeat_interval: float = 10.0
+    # Seconds between health refreshes of settled clusters (0: off).
+    health_interval: float = 60.0
     start_executor: bool = True
     # Infrastructure provider of the clusters: docker (local nodes) or none.
     provider: str = field(default_factory=lambda: os.environ.get('MAGNUM_PROVIDER', 'docker'))

@@ -17,7 +17,7 @@ TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
 def client(db_url, project, tmp_path):
     settings = Settings(db_url=db_url, runner_dir=tmp_path / 'jobs', project_dir=project,
                         playbooks_dir=project / 'playbooks', heartbeat_interval=1,
-                        provider='none')
+                        provider='none', health_interval=2)
     app = create_app(settings)
     yield app.test_client()
     app.extensions['magnum_executor'].shutdown(wait=True)
@@ -412,3 +412,25 @@ def test_federations(client):
     call(client, 'DELETE', '/v1/federations/f', expect=204)
     gone = wait_federation(client, 'f')
     assert gone.status_code == 404, (gone.json['status'], gone.json['status_reason'])
+
+
+def test_health_is_refreshed_periodically(client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'ok', 'cluster_template_id': 'tpl'},
+         expect=202)
+    call(client, 'POST', '/v1/clusters', {'name': 'sick', 'cluster_template_id': 'tpl',
+                                          'labels': {'test_unhealthy': 'NotReady'}},
+         expect=202)
+    assert wait_status(client, 'ok').json['health_status'] == 'UNKNOWN'
+    wait_status(client, 'sick')
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        ok = call(client, 'GET', '/v1/clusters/ok').json
+        sick = call(client, 'GET', '/v1/clusters/sick').json
+        if ok['health_status'] != 'UNKNOWN' and sick['health_status'] != 'UNKNOWN':
+            break
+        time.sleep(0.5)
+    assert ok['health_status'] == 'HEALTHY' and ok['health_status_reason'] == {'api': 'ok'}
+    assert sick['health_status'] == 'UNHEALTHY'
+    assert sick['health_status_reason'] == {'node-0.status': 'NotReady'}
+    assert sick['status'] == 'CREATE_COMPLETE'  # health never changes the status

@@ -79,6 +79,27 @@ def test_swarm_lifecycle_through_the_cli(swarm_api, tmp_path):
         nodes = ready_nodes(cfg)
         assert len(nodes) == 3 and sum('-master-' in n for n in nodes) == 1
 
+        def health():
+            env = dict(os.environ, MAGNUM_DB_URL=swarm_api.db_url, MAGNUM_PROVIDER='docker',
+                       PATH='%s:%s' % (Path(sys.executable).parent, os.environ['PATH']),
+                       **swarm_api.env)
+            run = subprocess.run([str(Path(sys.executable).parent / 'ansible-playbook'),
+                                  'playbooks/cluster_health.yml', '-e', 'cluster=sw'],
+                                 cwd=str(swarm_api.project_dir), env=env,
+                                 capture_output=True, text=True, timeout=300)
+            assert run.returncode == 0, run.stdout[-2000:]
+            shown = json.loads(coe('cluster', 'show', 'sw', '-f', 'json'))
+            return shown['health_status'], shown['health_status_reason']
+
+        assert health() == ('HEALTHY', {'api': 'ok'})
+        worker = sorted(n for n in nodes if '-node-' in n)[-1]
+        subprocess.run(['docker', 'stop', worker], check=True, capture_output=True)
+        status, reason = wait_for(lambda: (lambda h: h if h[0] == 'UNHEALTHY' else None)(
+            health()), timeout=120, interval=3)
+        assert '%s.status' % worker in reason and reason['api'] == 'ok'
+        subprocess.run(['docker', 'start', worker], check=True, capture_output=True)
+        wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
+
         coe('cluster', 'resize', 'sw', '3')
         cluster = settled()
         assert cluster['status'] == 'UPDATE_COMPLETE' and len(ready_nodes(cfg)) == 4

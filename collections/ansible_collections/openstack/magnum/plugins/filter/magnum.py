@@ -56,4 +56,6 @@ class FilterModule(object):
         return {'driver_missing_roles': driver_missing_roles, 'missing_roles': missing_roles,
                 'magnum_labels': magnum_labels,
                 'local_subnet': _wrap('local_subnet', local_nodes.pick_subnet),
-                'local_nodes_plan': _wrap('local_nodes_plan', local_nodes.plan)}
+                'local_nodes_plan': _wrap('local_nodes_plan', local_nodes.plan),
+                'local_nodes_existing': _wrap('local_nodes_existing',
+                                              local_nodes.existing_nodes)}
