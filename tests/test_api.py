@@ -243,14 +243,25 @@ def test_failure_reason_and_retry_of_a_failed_cluster(client):
 
 
 def test_uninstalled_driver_ends_failed_with_reason(client):
+    call(client, 'POST', '/v1/clustertemplates', dict(TPL, coe='mesos'), expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 's1', 'cluster_template_id': 'tpl'},
+         expect=202)
+    failed = wait_status(client, 's1').json
+    assert failed['status'] == 'CREATE_FAILED'
+    assert failed['status_reason'] == (
+        'Cluster type (vm, debian, mesos) is not supported here: driver mesos_debian on '
+        'provider none is not installed (missing roles: mesos).')
+
+
+def test_swarm_without_nodes_fails_clearly(client):
     call(client, 'POST', '/v1/clustertemplates', dict(TPL, coe='swarm'), expect=201)
     call(client, 'POST', '/v1/clusters', {'name': 's1', 'cluster_template_id': 'tpl'},
          expect=202)
     failed = wait_status(client, 's1').json
     assert failed['status'] == 'CREATE_FAILED'
     assert failed['status_reason'] == (
-        'Cluster type (vm, debian, swarm) is not supported here: driver swarm_mode on '
-        'provider none is not installed (missing roles: swarm).')
+        "The Swarm driver needs the cluster's servers from an infrastructure provider, and "
+        "provider none gave none.")
 
 
 def test_delete_supersedes_a_running_create(client):
