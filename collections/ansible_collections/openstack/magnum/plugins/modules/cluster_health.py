@@ -27,7 +27,7 @@ options:
     required: true
     choices: [HEALTHY, UNHEALTHY, UNKNOWN]
   health_status_reason:
-    description: Per node (or component) state, for example C({"swarm-x-node-0.status": "Down"}).
+    description: State per node or component, keyed like C(swarm-x-node-0.status) or C(api).
     type: dict
     default: {}
 author:
