@@ -95,12 +95,6 @@ def by_name(name):
     raise Invalid("Unknown driver %s." % name)
 
 
-def default_roles_dir():
-    """The collection's roles directory, seen from a file on disk."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.normpath(os.path.join(here, '..', '..', 'roles'))
-
-
 def coe_facts(coe):
     if coe not in COE_FACTS:
         raise Invalid("Invalid input for field/attribute coe. Value: %r. "

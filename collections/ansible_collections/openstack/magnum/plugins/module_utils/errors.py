@@ -62,6 +62,3 @@ class Conflict(MagnumError):
 class OperationNotAllowed(Conflict):
     """An operation asked for while the resource's status forbids it."""
 
-
-def not_found(kind, ident):
-    return NotFound("%s %s could not be found." % (kind, ident))

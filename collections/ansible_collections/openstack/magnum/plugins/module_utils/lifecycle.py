@@ -316,21 +316,20 @@ def start_federation_operation(store, federation, operation, values=None):
 
 
 def update_federation(store, current, patched, scope):
-    changed = [k for k in ('member_ids', 'properties') if patched.get(k) != current.get(k)]
-    other = [k for k in patched if k not in ('member_ids', 'properties')
-             and patched.get(k) != current.get(k)]
+    """Only the members and properties of a federation change (the rest is fixed)."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import fields
+    updatable = fields.FEDERATION_UPDATABLE
+    other = [k for k in patched if k not in updatable and patched.get(k) != current.get(k)]
     if other:
-        raise Invalid("Only member_ids and properties of a federation can be updated.")
+        raise Invalid("Only %s of a federation can be updated." % ' and '.join(updatable))
     values = {}
-    if 'member_ids' in changed:
-        from ansible_collections.openstack.magnum.plugins.module_utils import fields
-        values['member_ids'] = _member_uuids(
-            store, fields.coerce(fields.FEDERATION, 'member_ids', patched['member_ids']), scope)
-    if 'properties' in changed:
-        from ansible_collections.openstack.magnum.plugins.module_utils import fields
-        values['properties'] = fields.coerce(fields.FEDERATION, 'properties',
-                                             patched['properties'])
+    for key in updatable:
+        if patched.get(key) != current.get(key):
+            values[key] = fields.coerce(fields.FEDERATION, key, patched[key])
+    if 'member_ids' in values:
+        values['member_ids'] = _member_uuids(store, values['member_ids'], scope)
     return start_federation_operation(store, current, 'update', values)
+
 
 
 # ------------------------------------------------- operation start and end

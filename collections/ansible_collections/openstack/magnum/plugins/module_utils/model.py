@@ -217,9 +217,9 @@ def default_nodegroups(cluster, template):
             'labels': dict(cluster['labels']), 'min_node_count': 1 if role == 'master' else 0,
             'docker_volume_size': cluster['docker_volume_size'],
             'status': states.CREATE_IN_PROGRESS})
-    return [group('default-master', 'master', cluster['master_count'],
-                  cluster['master_flavor_id']),
-            group('default-worker', 'worker', cluster['node_count'], cluster['flavor_id'])]
+    master, worker = DEFAULT_NODEGROUPS
+    return [group(master, 'master', cluster['master_count'], cluster['master_flavor_id']),
+            group(worker, 'worker', cluster['node_count'], cluster['flavor_id'])]
 
 
 def update_cluster(current, patched):
