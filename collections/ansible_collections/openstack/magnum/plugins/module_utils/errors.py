@@ -61,4 +61,3 @@ class Conflict(MagnumError):
 
 class OperationNotAllowed(Conflict):
     """An operation asked for while the resource's status forbids it."""
-

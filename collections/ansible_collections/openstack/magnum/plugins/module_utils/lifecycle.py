@@ -331,7 +331,6 @@ def update_federation(store, current, patched, scope):
     return start_federation_operation(store, current, 'update', values)
 
 
-
 # ------------------------------------------------- operation start and end
 
 def begin_operation(store, cluster, operation, started_by_job=False):
