@@ -6,6 +6,8 @@
 # through its TLS endpoint with the configuration `coe cluster config` writes.
 # Running it again reuses what exists.
 set -euo pipefail
+# python-magnumclient's `cluster config` reads $SHELL, unset under some CI/cron runners
+export SHELL=${SHELL:-/bin/bash}
 top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
 port=${MAGNUM_API_PORT:-9511}

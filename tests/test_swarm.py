@@ -33,7 +33,9 @@ def test_swarm_lifecycle_through_the_cli(swarm_api, tmp_path):
     def coe(*args, check=True):
         proc = subprocess.run([OPENSTACK, '--os-auth-type', 'none', '--os-endpoint',
                                swarm_api.url + '/v1', 'coe'] + list(args),
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=120,
+                              # python-magnumclient's `cluster config` reads $SHELL
+                              env=dict(os.environ, SHELL=os.environ.get('SHELL', '/bin/sh')))
         assert not check or proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout
 
