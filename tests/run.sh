@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: pytest (core, store on SQLite and PostgreSQL, API, jobs,
 # real clients, crash recovery, REST/playbook parity), ansible-test sanity,
-# ansible-lint, and a collection build + install.
+# molecule scenarios, ansible-lint, and a collection build + install.
 # Run inside the project's virtualenv (see README.md). PostgreSQL store tests run
 # when MAGNUM_TEST_PG_URL is set and are reported as skipped otherwise.
 set -euo pipefail
@@ -14,6 +14,15 @@ python -m pyflakes api tests
 
 echo "== pytest"
 python -m pytest -q -rs tests
+
+echo "== molecule (roles converged twice on real container nodes)"
+if docker info >/dev/null 2>&1 && command -v debootstrap >/dev/null; then
+  for scenario in molecule/*/molecule.yml; do
+    molecule test -s "$(basename "$(dirname "$scenario")")"
+  done
+else
+  echo "SKIPPED molecule: needs a running Docker engine and debootstrap (.ci/run sets them up)"
+fi
 
 echo "== ansible-test sanity"
 rm -rf collections/ansible_collections/openstack/magnum/tests/output

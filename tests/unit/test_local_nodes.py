@@ -74,3 +74,31 @@ def test_nodes_of_a_deleted_group_are_removed():
     plan = ln.plan([], CLUSTER, [MASTER, WORKER], '10.192.3.0/24')
     leftover = ln.plan(containers(plan), CLUSTER, [MASTER], '10.192.3.0/24')
     assert len(leftover['remove']) == 2 and len(leftover['nodes']) == 1
+
+
+def test_removal_entries_carry_what_the_coe_needs_to_drain():
+    plan = ln.plan([], CLUSTER, [MASTER, WORKER], '10.192.3.0/24')
+    shrunk = ln.plan(containers(plan), CLUSTER, [MASTER, WORKER], '10.192.3.0/24', {'gw': 1})
+    assert shrunk['remove'] == [{'name': plan['create'][2]['name'], 'id': '%064x' % 2,
+                                 'address': '10.192.3.12', 'role': 'worker',
+                                 'group_name': 'default-worker'}]
+
+
+def test_master_load_balancer_is_planned_once_and_kept_out_of_the_groups():
+    cluster = dict(CLUSTER, master_lb_enabled=True, master_flavor_id='m1.tiny')
+    three = dict(MASTER, node_count=3)
+    plan = ln.plan([], cluster, [three, WORKER], '10.192.3.0/24')
+    suffix = ln.stack_suffix(CLUSTER['uuid'])
+    assert plan['lb'] == {'name': 'swarm-1-%s-api-lb' % suffix, 'address': '10.192.3.5',
+                          'index': 0, 'group': '', 'group_name': 'api-lb', 'role': 'lb',
+                          'flavor': 'm1.tiny'}
+    assert [n['role'] for n in plan['create']] == ['master'] * 3 + ['worker'] * 2 + ['lb']
+    assert all(n['role'] != 'lb' for n in plan['nodes'])
+    existing = containers(plan)
+    again = ln.plan(existing, cluster, [three, WORKER], '10.192.3.0/24')
+    assert again['create'] == [] and again['remove'] == [] and again['lb'] == plan['lb']
+    assert [n['name'] for n in ln.existing_nodes(existing, lb=True)] == [plan['lb']['name']]
+    assert len(ln.existing_nodes(existing)) == 5
+    # A load balancer the cluster no longer wants is removed like a node.
+    without = ln.plan(existing, CLUSTER, [three, WORKER], '10.192.3.0/24')
+    assert without['lb'] is None and [n['role'] for n in without['remove']] == ['lb']

@@ -40,7 +40,7 @@ COE_FACTS = {
     'mesos': {
         'network_drivers': ('docker',), 'default_network_driver': 'docker',
         'volume_drivers': ('rexray',), 'storage_drivers': (),
-        'default_storage_driver': None, 'api_port': 5050,
+        'default_storage_driver': None, 'api_port': 5050, 'api_ports': (5050, 8080),
     },
 }
 
@@ -64,8 +64,11 @@ class Driver(object):
         return [r for r in self.roles if not os.path.isdir(os.path.join(roles_dir, r))]
 
     def as_dict(self, roles_dir=None):
+        facts = COE_FACTS[self.coe]
         data = {'name': self.name, 'coe': self.coe, 'os_distros': list(self.os_distros),
-                'server_types': list(self.server_types), 'roles': list(self.roles)}
+                'server_types': list(self.server_types), 'roles': list(self.roles),
+                # The masters' ports a load balancer in front of them serves.
+                'api_ports': list(facts.get('api_ports', (facts['api_port'],)))}
         if roles_dir is not None:
             missing = self.missing_roles(roles_dir)
             data['installed'] = not missing

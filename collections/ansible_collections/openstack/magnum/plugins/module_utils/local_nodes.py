@@ -15,6 +15,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import Inv
 
 POOL = '10.192.0.0/11'  # /24 subnets for cluster networks
 FIRST_HOST = 10         # .1 is the bridge gateway; .2-.9 are left free
+LB_HOST = 5             # the master load balancer, when the cluster has one
 
 
 def stack_suffix(cluster_uuid):
@@ -32,6 +33,16 @@ def node_name(cluster_name, cluster_uuid, group, index):
         base = '%s-%s' % (base, group['name'].lower())
     name = '%s-%s-%s-%d' % (base, stack_suffix(cluster_uuid), kind, index)
     return re.sub(r'[^a-z0-9.-]', '-', name)
+
+
+def lb_name(cluster_name, cluster_uuid):
+    """``<cluster>-<suffix>-api-lb``: the master load balancer's server."""
+    name = '%s-%s-api-lb' % (cluster_name.lower(), stack_suffix(cluster_uuid))
+    return re.sub(r'[^a-z0-9.-]', '-', name)
+
+
+def lb_address(subnet):
+    return str(list(ipaddress.ip_network(subnet).hosts())[LB_HOST - 1])
 
 
 def pick_subnet(used, cluster_uuid, wanted=None, pool=POOL):
@@ -93,11 +104,14 @@ def plan_group(existing, wanted_count, to_remove=None):
 LABEL = 'magnum.openstack.org/'
 
 
-def existing_nodes(containers):
-    """Node dicts from docker_host_info containers (they carry our labels)."""
+def existing_nodes(containers, lb=False):
+    """Node dicts from docker_host_info containers (they carry our labels): the
+    cluster's servers, or with ``lb`` its load balancer."""
     nodes = []
     for container in containers or []:
         labels = container.get('Labels') or {}
+        if (labels.get(LABEL + 'role') == 'lb') != bool(lb):
+            continue
         nodes.append({'name': (container.get('Names') or ['?'])[0].lstrip('/'),
                       'id': container.get('Id', ''),
                       'state': container.get('State'),
@@ -113,8 +127,10 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
 
     ``targets`` maps group uuid -> wanted count (default: the group's
     node_count); ``remove`` names nodes to remove first. Returns
-    ``{'create': [...], 'remove': [...], 'nodes': [...]}`` where ``nodes`` is
-    the cluster after the change, masters first.
+    ``{'create': [...], 'remove': [...], 'nodes': [...], 'lb': {...} or None}``
+    where ``nodes`` is the cluster after the change, masters first, and ``lb``
+    the master load balancer (``cluster['master_lb_enabled']``); ``create``
+    holds the load balancer too when it does not exist yet (role ``lb``).
     """
     targets = targets or {}
     existing = existing_nodes(containers)
@@ -135,7 +151,7 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
                            'address': address, 'index': index, 'group': group['uuid'],
                            'group_name': group['name'], 'role': group['role'],
                            'flavor': group.get('flavor_id') or cluster.get('flavor_id')})
-        removing.extend(step['remove'])
+        removing.extend(dict(n, group_name=group['name']) for n in step['remove'])
         final.extend([dict(n, group_name=group['name']) for n in step['keep']])
         final.extend([dict(c) for c in create if c['group'] == group['uuid']])
     unknown = [r for r in remove or [] if not any(
@@ -143,7 +159,17 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
     if unknown:
         raise Invalid("nodes_to_remove names nodes that are not in the cluster: %s"
                       % ', '.join(unknown))
-    removing.extend(strays)
+    removing.extend(dict(n, group_name=n['group']) for n in strays)
     final.sort(key=lambda n: (n['role'] != 'master', n['group_name'], n['index']))
-    return {'create': create, 'remove': [{'name': n['name'], 'id': n['id']} for n in removing],
-            'nodes': final}
+    lb, balancers = None, existing_nodes(containers, lb=True)
+    if cluster.get('master_lb_enabled'):
+        lb = {'name': lb_name(cluster['name'], cluster['uuid']), 'address': lb_address(subnet),
+              'index': 0, 'group': '', 'group_name': 'api-lb', 'role': 'lb',
+              'flavor': cluster.get('master_flavor_id') or cluster.get('flavor_id')}
+        if not any(b['name'] == lb['name'] for b in balancers):
+            create.append(dict(lb))
+    removing.extend(dict(b, group_name='api-lb') for b in balancers
+                    if not lb or b['name'] != lb['name'])
+    keys = ('name', 'id', 'address', 'role', 'group_name')
+    return {'create': create, 'nodes': final, 'lb': lb,
+            'remove': [dict((k, n.get(k)) for k in keys) for n in removing]}

@@ -58,7 +58,7 @@ driver:
   description: The driver for the cluster's (coe, server_type, os_distro), when I(name) is given.
   returned: when name is given
   type: dict
-  sample: {"name": "k8s_kubeadm", "coe": "kubernetes", "roles": ["kubernetes"]}
+  sample: {"name": "k8s_kubeadm", "coe": "kubernetes", "roles": ["kubernetes"], "api_ports": [6443]}
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
