@@ -113,9 +113,11 @@ class Playbooks:
         assert not check or run.returncode == 0, run.stdout[-3000:]
         return run
 
-    def module(self, name, **args):
-        run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.' + name,
-                              '-a', json.dumps(args)], cwd=str(self.project), env=self.env,
+    def module(self, module_name, **args):
+        run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
+                              'openstack.magnum.' + module_name,
+                              '-a', json.dumps(args)], cwd=str(self.project),
+                             env=dict(self.env, ANSIBLE_CALLBACK_RESULT_FORMAT='json'),
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stdout + run.stderr
         return json.loads(run.stdout.split('=>', 1)[1])
@@ -374,9 +376,12 @@ def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_
 def test_create_that_loses_a_node_fails_then_retry_completes_it(rest, tmp_path):
     """A worker's container disappears while the cluster is being built: CREATE_FAILED
     with a reason; `ansible-playbook cluster_create.yml -e cluster_uuid=...` (the retry)
-    rebuilds what is missing and completes; delete leaves nothing."""
-    rest.template('st')
-    rest.coe('cluster', 'create', 'sw', '--cluster-template', 'st', '--node-count', '2')
+    rebuilds what is missing and completes; delete leaves nothing. The template also
+    has tls_disabled (the API on 2375 without TLS) and network_driver flannel with
+    flannel_network_cidr (the address pool of the swarm's overlay networks)."""
+    rest.template('plain', '--tls-disabled', '--network-driver', 'flannel',
+                  '--labels', 'flannel_network_cidr=10.123.0.0/16,flannel_network_subnetlen=26')
+    rest.coe('cluster', 'create', 'sw', '--cluster-template', 'plain', '--node-count', '2')
     uuid = rest.show('sw')['uuid']
     try:
         def victim():
@@ -397,8 +402,20 @@ def test_create_that_loses_a_node_fails_then_retry_completes_it(rest, tmp_path):
         retry.playbook('cluster_create', {'cluster_uuid': uuid})
         cluster = rest.show('sw')
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
-        cfg = rest.client_certs('sw', tmp_path / 'cfg')
-        assert len(ready_nodes(cluster['api_address'], cfg)) == 3
+        api = cluster['api_address']
+        assert api.startswith('tcp://') and api.endswith(':2375')
+        env_lines = rest.coe('cluster', 'config', 'sw', '--dir', str(tmp_path))
+        assert 'export DOCKER_HOST=%s' % api in env_lines and 'TLS_VERIFY=True' not in env_lines
+        plain = dict(os.environ, DOCKER_HOST=api)
+        out = subprocess.run(['docker', 'node', 'ls', '--format', '{{.Status}}'], env=plain,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout.split() == ['Ready'] * 3, out.stderr
+        subprocess.run(['docker', 'network', 'create', '-d', 'overlay', 'app'], env=plain,
+                       check=True, capture_output=True, timeout=60)
+        subnet = subprocess.run(['docker', 'network', 'inspect', 'app', '--format',
+                                 '{{(index .IPAM.Config 0).Subnet}}'], env=plain,
+                                capture_output=True, text=True, timeout=60).stdout.strip()
+        assert subnet.startswith('10.123.') and subnet.endswith('/26'), subnet
 
         assert rest.delete('sw')['status'] == 'GONE'
         nothing_left(uuid)

@@ -169,3 +169,18 @@ def test_federation_member_cannot_be_deleted():
     with pytest.raises(Conflict, match='unjoin'):
         model.check_member_delete({'uuid': 'c1', 'name': 'c'},
                                   [{'name': 'f', 'member_ids': ['c1']}])
+
+
+def test_swarm_mode_refuses_legacy_options_it_cannot_honour():
+    assert template(coe='swarm', labels={'swarm_strategy': 'spread'})['driver'] == 'swarm_mode'
+    with pytest.raises(Invalid, match='swarm_strategy=binpack is not supported.*spreads'):
+        template(coe='swarm', labels={'swarm_strategy': 'binpack'})
+    with pytest.raises(Invalid, match='registry_enabled is not supported'):
+        template(coe='swarm', registry_enabled=True)
+    tpl = template(coe='swarm', keypair_id='kp')
+    with pytest.raises(Invalid, match=r'swarm_strategy=random .*\(driver swarm_mode\)'):
+        model.build_cluster({'name': 'c', 'labels': {'swarm_strategy': 'random'},
+                             'cluster_template_id': tpl['uuid'],
+                             'merge_labels': True}, tpl, project_id='p')
+    # Kubernetes has no such refusals: its registry option stays recorded.
+    assert template(registry_enabled=True)['registry_enabled'] is True

@@ -36,6 +36,8 @@ COE_FACTS = {
         'volume_drivers': ('rexray',),
         'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
         'default_storage_driver': 'devicemapper', 'api_port': 2376,
+        # The Docker API with TLS, and without it (tls_disabled).
+        'api_ports': (2376, 2375),
     },
     'mesos': {
         'network_drivers': ('docker',), 'default_network_driver': 'docker',
@@ -49,12 +51,21 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 
 
 class Driver(object):
-    def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES):
+    def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
         self.server_types = tuple(server_types)
         self.roles = tuple(roles)
+        # check(template, labels) -> reason, for options the driver cannot honour.
+        self.refuse = refuse
+
+    def check(self, template, labels):
+        """Raise Invalid (400) for a template/label option this driver has no
+        equivalent for, rather than accept it and ignore it."""
+        reason = self.refuse(template, labels or {}) if self.refuse else None
+        if reason:
+            raise Invalid("%s (driver %s)." % (reason, self.name))
 
     def handles(self, coe, server_type, os_distro):
         return (coe == self.coe and server_type in self.server_types
@@ -76,9 +87,23 @@ class Driver(object):
         return data
 
 
+def _swarm_mode_refuses(template, labels):
+    """Options of Magnum's legacy Swarm that swarm mode cannot honour (README,
+    "Swarm: template and label mapping")."""
+    if labels.get('swarm_strategy') not in (None, '', 'spread'):
+        return ("Label swarm_strategy=%s is not supported: the swarm mode scheduler always "
+                "spreads tasks over the nodes; use spread or leave it unset"
+                % labels['swarm_strategy'])
+    if template.get('registry_enabled'):
+        return ("registry_enabled is not supported: Magnum's Swift-backed registry has no "
+                "equivalent here; run a registry service on the cluster instead")
+    return None
+
+
 REGISTRY = (
     Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',)),
-    Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',)),
+    Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
+           refuse=_swarm_mode_refuses),
     Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),
 )
 

@@ -108,6 +108,7 @@ def validate_template(tpl, cluster_user_trust=False):
                         cluster_distro=tpl['cluster_distro'],
                         docker_storage_driver=storage,
                         cluster_user_trust=cluster_user_trust)
+    driver.check(tpl, tpl['labels'])
     return tpl
 
 
@@ -197,6 +198,8 @@ def build_cluster(data, template, project_id=None, user_id=None, cluster_user_tr
                         cluster_distro=template.get('cluster_distro'),
                         docker_storage_driver=template.get('docker_storage_driver'),
                         cluster_user_trust=cluster_user_trust)
+    drivers.find(template['coe'], template.get('server_type', 'vm'),
+                 template.get('cluster_distro')).check(template, effective)
     cluster.update(labels=effective, labels_overridden=overridden, labels_added=added,
                    labels_skipped=skipped)
     cluster['uuid'] = cluster['uuid'] or new_uuid()
