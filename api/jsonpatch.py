@@ -3,7 +3,7 @@
 import copy
 import re
 
-from api.core import errors
+from api.core import errors, fields
 
 PATH_RE = re.compile(r'^(/[\w-]+)+$')
 INTERNAL = ('/uuid', '/id', '/links', '/created_at', '/updated_at', '/project_id',
@@ -74,3 +74,9 @@ def apply(doc, patch, internal=(), defaults=None):
         else:
             target[leaf] = op['value']
     return doc
+
+
+def apply_to(table, record, patch, internal=()):
+    """``patch`` applied to the API view of a stored ``record`` of field table
+    ``table`` ('remove' restores the field's default)."""
+    return apply(fields.project(table, record), patch, internal, fields.defaults(table))

@@ -115,8 +115,8 @@ class Playbooks:
 
     def module(self, module_name, **args):
         run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
-                              'openstack.magnum.' + module_name,
-                              '-a', json.dumps(args)], cwd=str(self.project),
+                              'openstack.magnum.' + module_name]
+                             + (['-a', json.dumps(args)] if args else []), cwd=str(self.project),
                              env=dict(self.env, ANSIBLE_CALLBACK_RESULT_FORMAT='json'),
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stdout + run.stderr

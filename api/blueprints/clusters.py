@@ -64,9 +64,7 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_cluster(store, ident, g.scope)
-    defaults = fields.defaults(fields.CLUSTER)
-    doc = fields.project(fields.CLUSTER, current)
-    patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
+    patched = jsonpatch.apply_to(fields.CLUSTER, current, ctx.body(), INTERNAL)
     new_count = fields.coerce(fields.CLUSTER, 'node_count', patched.get('node_count'))
     if new_count is not None:
         _check_node_count(new_count)

@@ -54,9 +54,7 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
-    defaults = fields.defaults(fields.FEDERATION)
-    doc = fields.project(fields.FEDERATION, current)
-    patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
+    patched = jsonpatch.apply_to(fields.FEDERATION, current, ctx.body(), INTERNAL)
     federation = lifecycle.update_federation(store, current, patched, g.scope)
     return _submit('federation_update', federation)
 

@@ -75,9 +75,7 @@ def update(cluster_ident, ident):
     store = ctx.store()
     cluster = _cluster(cluster_ident)
     group = lifecycle.get_nodegroup(store, cluster, ident)
-    defaults = fields.defaults(fields.NODEGROUP)
-    doc = fields.project(fields.NODEGROUP, group)
-    patched = jsonpatch.apply(doc, ctx.body(), INTERNAL, defaults)
+    patched = jsonpatch.apply_to(fields.NODEGROUP, group, ctx.body(), INTERNAL)
     record = lifecycle.update_nodegroup(store, group, patched, g.version)
     resp = jsonify(views.nodegroup(record, cluster['uuid']))
     resp.status_code = 202
