@@ -31,10 +31,12 @@ def parse_args(argv=None):
     parser.add_argument('--project-dir', default=str(defaults.project_dir),
                         help='checkout holding ansible.cfg, inventory/ and playbooks/ '
                              '(default: this one)')
-    parser.add_argument('--provider', default=defaults.provider, choices=['docker', 'none'],
+    parser.add_argument('--provider', default=defaults.provider,
+                        choices=['docker', 'openstack', 'none'],
                         help='infrastructure provider of the clusters: docker (local '
-                             'container nodes, the default) or none (drivers that bring '
-                             'their own)')
+                             'container nodes, the default), openstack (the cloud named by '
+                             'MAGNUM_CLOUD or OS_CLOUD in clouds.yaml) or none (drivers that '
+                             'bring their own)')
     parser.add_argument('--health-interval', type=float, default=60.0,
                         help='seconds between health refreshes of settled clusters (0: off)')
     parser.add_argument('--debug', action='store_true')

@@ -29,10 +29,15 @@ class Settings:
     # Seconds between health refreshes of settled clusters (0: off).
     health_interval: float = 60.0
     start_executor: bool = True
-    # Infrastructure provider of the clusters: docker (local nodes) or none.
+    # Infrastructure provider of the clusters: docker (local nodes), openstack or none.
     provider: str = field(default_factory=lambda: os.environ.get('MAGNUM_PROVIDER', 'docker'))
+    # The clouds.yaml cloud of the openstack provider.
+    cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_CLOUD')
+                       or os.environ.get('OS_CLOUD') or '')
 
     def core(self):
-        """The settings the core's validation needs."""
+        """The settings the core's validation needs; with the openstack provider,
+        templates and clusters are checked against its cloud."""
         return {'cluster_user_trust': self.cluster_user_trust,
-                'public_templates_by_users': self.public_templates_by_users}
+                'public_templates_by_users': self.public_templates_by_users,
+                'cloud': self.cloud if self.provider == 'openstack' else None}

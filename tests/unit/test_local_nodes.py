@@ -102,3 +102,32 @@ def test_master_load_balancer_is_planned_once_and_kept_out_of_the_groups():
     # A load balancer the cluster no longer wants is removed like a node.
     without = ln.plan(existing, CLUSTER, [three, WORKER], '10.192.3.0/24')
     assert without['lb'] is None and [n['role'] for n in without['remove']] == ['lb']
+
+
+def test_cloud_servers_become_plan_nodes():
+    plan = ln.plan([], CLUSTER, [MASTER, WORKER], '10.0.0.0/24')
+    servers = [{'name': n['name'], 'id': 'id-%d' % i, 'status': 'ACTIVE',
+                'metadata': {'magnum_role': n['role'], 'magnum_nodegroup_uuid': n['group'],
+                             'magnum_index': str(n['index']), 'magnum_address': n['address']}}
+               for i, n in enumerate(plan['create'])]
+    servers.append({'name': 'someone-elses-server', 'id': 'x', 'metadata': {}})
+    prefix = plan['create'][0]['name'].rsplit('-', 2)[0] + '-'
+    nodes = ln.servers_as_nodes(servers, prefix)
+    assert [n['address'] for n in nodes] == ['10.0.0.10', '10.0.0.11', '10.0.0.12']
+    again = ln.plan(nodes, CLUSTER, [MASTER, WORKER], '10.0.0.0/24', {'gw': 3})
+    assert [(n['index'], n['address']) for n in again['create']] == [(2, '10.0.0.13')]
+
+
+def test_cloud_volumes_per_node():
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    cluster = dict(CLUSTER, docker_volume_size=5,
+                   labels={'etcd_volume_size': '2', 'docker_volume_type': 'fast'})
+    groups = [MASTER, dict(WORKER, docker_volume_size=8)]
+    plan = ln.plan([], cluster, groups, '10.0.0.0/24')
+    volumes = cloud.node_volumes(plan['nodes'], cluster, groups)
+    master = plan['nodes'][0]['name']
+    assert volumes[:2] == [
+        {'name': master + '-docker', 'server': master, 'size': 5, 'type': 'fast'},
+        {'name': master + '-etcd', 'server': master, 'size': 2, 'type': None}]
+    assert [v['size'] for v in volumes[2:]] == [8, 8]
+    assert cloud.stack_name(CLUSTER) == 'swarm-1-' + ln.stack_suffix(CLUSTER['uuid'])

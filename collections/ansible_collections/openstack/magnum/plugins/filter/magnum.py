@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    drivers, labels, local_nodes)
+    cloud, drivers, labels, local_nodes)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -58,4 +58,7 @@ class FilterModule(object):
                 'local_subnet': _wrap('local_subnet', local_nodes.pick_subnet),
                 'local_nodes_plan': _wrap('local_nodes_plan', local_nodes.plan),
                 'local_nodes_existing': _wrap('local_nodes_existing',
-                                              local_nodes.existing_nodes)}
+                                              local_nodes.existing_nodes),
+                'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
+                'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
+                'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes)}

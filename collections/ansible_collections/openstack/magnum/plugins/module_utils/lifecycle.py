@@ -54,27 +54,50 @@ def template_in_use(store, template_uuid):
     return bool(store.find('cluster', cluster_template_id=template_uuid))
 
 
+def _cloud_checks(settings):
+    """The cloud checks when the deployment's provider is a cloud (settings['cloud'])."""
+    if not settings.get('cloud'):
+        return None
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    return cloud.CloudChecks.connect(settings['cloud'])
+
+
+def _image_catalog(settings, checks, image_id):
+    """image -> os_distro: Glance's when there is a cloud, else the configured catalog."""
+    if checks is not None and image_id:
+        return {image_id: checks.image_distro(image_id)}
+    return settings.get('image_catalog')
+
+
 def create_template(store, data, scope, settings=None):
     settings = settings or {}
+    checks = _cloud_checks(settings)
     record = model.build_template(
         data, project_id=scope.project_id, user_id=scope.user_id,
-        image_catalog=settings.get('image_catalog'),
+        image_catalog=_image_catalog(settings, checks, data.get('image_id')),
         cluster_user_trust=settings.get('cluster_user_trust', False))
     if record.get('public') and not scope.is_admin and not settings.get('public_templates_by_users'):
         from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotAuthorized
         raise NotAuthorized("Policy doesn't allow clustertemplate:publish to be performed.")
+    if checks is not None:
+        checks.template(record)
     return store.create('cluster_template', record)
 
 
 def update_template(store, current, patched, scope, settings=None):
     settings = settings or {}
+    checks = _cloud_checks(settings)
+    image_changed = patched.get('image_id') != current.get('image_id')
     record = model.update_template(
         current, patched, template_in_use(store, current['uuid']),
-        image_catalog=settings.get('image_catalog'),
+        image_catalog=_image_catalog(settings, checks if image_changed else None,
+                                     patched.get('image_id')),
         cluster_user_trust=settings.get('cluster_user_trust', False))
     values = dict((k, v) for k, v in record.items() if v != current.get(k))
     if not values:
         return current
+    if checks is not None:
+        checks.template(record)
     return store.update('cluster_template', current['uuid'], values)
 
 
@@ -104,6 +127,9 @@ def record_cluster(store, data, scope, settings=None):
         data, template, project_id=scope.project_id, user_id=scope.user_id,
         cluster_user_trust=settings.get('cluster_user_trust', False))
     cluster['driver'] = template['driver']
+    checks = _cloud_checks(settings)
+    if checks is not None:
+        checks.cluster(cluster)
     return store.create_cluster(cluster, groups,
                                 check_quota=settings.get('check_quota', True))
 

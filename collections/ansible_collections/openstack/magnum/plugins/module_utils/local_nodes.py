@@ -109,6 +109,11 @@ def existing_nodes(containers, lb=False):
     cluster's servers, or with ``lb`` its load balancer."""
     nodes = []
     for container in containers or []:
+        if 'Labels' not in container and 'index' in container:
+            # Already a node dict (another provider's servers, see servers_as_nodes).
+            if (container.get('role') == 'lb') == bool(lb):
+                nodes.append(container)
+            continue
         labels = container.get('Labels') or {}
         if (labels.get(LABEL + 'role') == 'lb') != bool(lb):
             continue
@@ -173,3 +178,18 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
     keys = ('name', 'id', 'address', 'role', 'group_name')
     return {'create': create, 'nodes': final, 'lb': lb,
             'remove': [dict((k, n.get(k)) for k in keys) for n in removing]}
+
+
+def servers_as_nodes(servers, prefix):
+    """Node dicts from cloud servers (openstack.cloud.server_info) named ``prefix...``:
+    the provider writes the node's group, role, index and address in its metadata."""
+    nodes = []
+    for server in servers or []:
+        meta = server.get('metadata') or {}
+        if not (server.get('name') or '').startswith(prefix) or 'magnum_index' not in meta:
+            continue
+        nodes.append({'name': server['name'], 'id': server.get('id', ''),
+                      'state': server.get('status'), 'group': meta.get('magnum_nodegroup_uuid'),
+                      'role': meta.get('magnum_role'), 'address': meta.get('magnum_address'),
+                      'index': int(meta['magnum_index'])})
+    return nodes

@@ -1,0 +1,247 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A cluster's resources on an OpenStack cloud (openstacksdk): find every one of
+them again, and delete them in the right order.
+
+Every resource the ``openstack`` provider makes is named ``<stack>-...`` where
+``<stack>`` is ``<cluster name>-<12-character suffix of the cluster uuid>`` (the
+servers carry Magnum's node names, which share that prefix), and floating IPs,
+which have no name, carry ``magnum-cluster=<uuid>`` in their description.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import re
+import time
+
+from ansible_collections.openstack.magnum.plugins.module_utils import local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    Conflict, Invalid, NotFound)
+
+# What delete removes, in this order (the guide's note: the load balancer first,
+# the network last but the security and server groups).
+ORDER = ('load_balancers', 'floating_ips', 'servers', 'volumes', 'ports',
+         'router_interfaces', 'routers', 'subnets', 'networks', 'security_groups',
+         'server_groups')
+
+
+def stack_name(cluster):
+    """``<name>-<suffix>``, the prefix of every resource name of the cluster."""
+    base = '%s-%s' % (cluster['name'].lower(), local_nodes.stack_suffix(cluster['uuid']))
+    return re.sub(r'[^a-z0-9.-]', '-', base)
+
+
+def fip_description(cluster):
+    return 'magnum-cluster=%s' % cluster['uuid']
+
+
+def node_volumes(nodes, cluster, groups):
+    """The Cinder volumes of ``nodes`` (plan nodes): ``<node>-docker`` of
+    docker_volume_size (the node group's, else the cluster's) and, for masters,
+    ``<node>-etcd`` of the etcd_volume_size label; types from docker_volume_type /
+    etcd_volume_type."""
+    labels = cluster.get('labels') or {}
+    by_uuid = dict((g['uuid'], g) for g in groups)
+    volumes = []
+    for node in nodes:
+        group = by_uuid.get(node['group']) or {}
+        size = int(group.get('docker_volume_size') or cluster.get('docker_volume_size') or 0)
+        if size > 0:
+            volumes.append({'name': node['name'] + '-docker', 'server': node['name'],
+                            'size': size, 'type': labels.get('docker_volume_type') or None})
+        etcd = int(labels.get('etcd_volume_size') or 0)
+        if node['role'] == 'master' and etcd > 0:
+            volumes.append({'name': node['name'] + '-etcd', 'server': node['name'],
+                            'size': etcd, 'type': labels.get('etcd_volume_type') or None})
+    return volumes
+
+
+def _mine(items, prefix):
+    return [i for i in items if (getattr(i, 'name', None) or '').startswith(prefix)]
+
+
+def _brief(item, **extra):
+    data = {'id': item.id, 'name': getattr(item, 'name', None)}
+    data.update(extra)
+    return data
+
+
+def scan(conn, cluster):
+    """Every resource of the cluster, by kind: {kind: [{'id', 'name', ...}]}."""
+    prefix = stack_name(cluster) + '-'
+    found = dict((kind, []) for kind in ORDER)
+    if conn.has_service('load-balancer'):
+        found['load_balancers'] = [_brief(lb) for lb in _mine(conn.load_balancer.load_balancers(),
+                                                               prefix)]
+    found['servers'] = [_brief(s) for s in _mine(conn.compute.servers(), prefix)]
+    if conn.has_service('block-storage'):
+        found['volumes'] = [_brief(v) for v in _mine(conn.block_storage.volumes(), prefix)]
+    networks = _mine(conn.network.networks(), prefix)
+    found['networks'] = [_brief(n) for n in networks]
+    subnets = _mine(conn.network.subnets(), prefix)
+    found['subnets'] = [_brief(s) for s in subnets]
+    routers = _mine(conn.network.routers(), prefix)
+    found['routers'] = [_brief(r) for r in routers]
+    subnet_ids = set(s.id for s in subnets)
+    for router in routers:
+        for port in conn.network.ports(device_id=router.id):
+            for fixed in port.fixed_ips or []:
+                if fixed.get('subnet_id') in subnet_ids or not subnet_ids:
+                    found['router_interfaces'].append(
+                        {'id': port.id, 'name': port.name, 'router_id': router.id,
+                         'subnet_id': fixed.get('subnet_id')})
+    found['ports'] = [_brief(p, device_owner=p.device_owner, network_id=p.network_id)
+                      for p in _mine(conn.network.ports(), prefix)]
+    # Floating IPs have no name: those on the cluster's ports or its load
+    # balancers' VIP ports, or described as the cluster's.
+    attached = set(p['id'] for p in found['ports'])
+    if conn.has_service('load-balancer'):
+        attached.update(lb.vip_port_id for lb in _mine(conn.load_balancer.load_balancers(), prefix))
+    found['floating_ips'] = [
+        {'id': ip.id, 'name': ip.floating_ip_address, 'port_id': ip.port_id}
+        for ip in conn.network.ips()
+        if ip.port_id in attached or (ip.description or '') == fip_description(cluster)]
+    found['security_groups'] = [_brief(g) for g in _mine(conn.network.security_groups(), prefix)]
+    found['server_groups'] = [_brief(g) for g in _mine(conn.compute.server_groups(), prefix)]
+    return found
+
+
+def foreign_ports(conn, cluster, found):
+    """Ports on the cluster's networks that the cluster did not make (a user's
+    server or load balancer added by hand): delete must not remove them."""
+    ours = set(p['id'] for p in found['ports'])
+    ours.update(i['id'] for i in found['router_interfaces'])
+    # The VIP ports of the cluster's own load balancers.
+    lb_devices = set('lb-' + lb['id'] for lb in found['load_balancers'])
+    foreign = []
+    for network in found['networks']:
+        for port in conn.network.ports(network_id=network['id']):
+            if port.id in ours or (port.device_owner or '').startswith('network:dhcp') \
+                    or port.device_id in lb_devices:
+                continue
+            foreign.append('%s (%s, %s)' % (port.name or port.id, port.device_owner or 'no owner',
+                                            port.device_id or 'unattached'))
+    return foreign
+
+
+def _wait_gone(get, ident, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if get(ident) is None:
+            return
+        time.sleep(1)
+    raise Conflict("Timed out after %ds waiting for %s %s to be deleted." % (timeout, what, ident))
+
+
+def delete_all(conn, cluster, timeout=300):
+    """Delete every resource of the cluster in ORDER; a second run finds nothing.
+    Refuses (409, naming them) when ports the cluster did not make are on its
+    network. Returns what was deleted, by kind."""
+    found = scan(conn, cluster)
+    foreign = foreign_ports(conn, cluster, found)
+    if foreign:
+        raise Conflict("The cluster's network has resources the cluster did not create; "
+                       "delete them first: %s." % ', '.join(sorted(foreign)))
+    for lb in found['load_balancers']:
+        conn.load_balancer.delete_load_balancer(lb['id'], cascade=True, ignore_missing=True)
+    for lb in found['load_balancers']:
+        _wait_gone(lambda i: conn.load_balancer.find_load_balancer(i, ignore_missing=True),
+                   lb['id'], timeout, 'load balancer')
+    for ip in found['floating_ips']:
+        conn.network.delete_ip(ip['id'], ignore_missing=True)
+    for server in found['servers']:
+        conn.compute.delete_server(server['id'], ignore_missing=True)
+    for server in found['servers']:
+        _wait_gone(lambda i: conn.compute.find_server(i, ignore_missing=True), server['id'],
+                   timeout, 'server')
+    for volume in found['volumes']:
+        _wait_available(conn, volume['id'], timeout)
+        conn.block_storage.delete_volume(volume['id'], ignore_missing=True)
+    for volume in found['volumes']:
+        _wait_gone(lambda i: conn.block_storage.find_volume(i, ignore_missing=True),
+                   volume['id'], timeout, 'volume')
+    for port in found['ports']:
+        conn.network.delete_port(port['id'], ignore_missing=True)
+    for iface in found['router_interfaces']:
+        conn.network.remove_interface_from_router(iface['router_id'], port_id=iface['id'])
+    for router in found['routers']:
+        conn.network.update_router(router['id'], external_gateway_info={})
+        conn.network.delete_router(router['id'], ignore_missing=True)
+    for subnet in found['subnets']:
+        conn.network.delete_subnet(subnet['id'], ignore_missing=True)
+    for network in found['networks']:
+        conn.network.delete_network(network['id'], ignore_missing=True)
+    for group in found['security_groups']:
+        conn.network.delete_security_group(group['id'], ignore_missing=True)
+    for group in found['server_groups']:
+        conn.compute.delete_server_group(group['id'], ignore_missing=True)
+    return dict((kind, items) for kind, items in found.items() if items)
+
+
+def _wait_available(conn, volume_id, timeout):
+    """A volume detaches when its server goes; wait for that before deleting it."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        volume = conn.block_storage.find_volume(volume_id, ignore_missing=True)
+        if volume is None or volume.status in ('available', 'error', 'error_deleting'):
+            return
+        time.sleep(1)
+
+
+class CloudChecks(object):
+    """Magnum's checks of a template or cluster against the cloud (its
+    attr_validator), with Magnum's messages."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    @classmethod
+    def connect(cls, cloud_name):
+        import openstack
+        return cls(openstack.connect(cloud=cloud_name))
+
+    def image_distro(self, image_ident):
+        """The image's ``os_distro`` (Glance): the template's cluster_distro."""
+        image = self.conn.image.find_image(image_ident, ignore_missing=True)
+        if image is None:
+            raise NotFound("Image %s could not be found." % image_ident)
+        distro = image.os_distro or (image.properties or {}).get('os_distro')
+        if not distro:
+            raise Invalid("Image %s doesn't contain os_distro field." % image_ident)
+        return distro
+
+    def flavor(self, ident):
+        if ident and self.conn.compute.find_flavor(ident, ignore_missing=True) is None:
+            raise Invalid("Unable to find flavor %s." % ident)
+
+    def keypair(self, ident):
+        if ident and self.conn.compute.find_keypair(ident, ignore_missing=True) is None:
+            raise NotFound("Unable to find keypair %s." % ident)
+
+    def external_network(self, ident):
+        network = self.conn.network.find_network(ident, ignore_missing=True) if ident else None
+        if ident and network is None:
+            raise Invalid("Unable to find external network %s" % ident)
+        if network is not None and not network.is_router_external:
+            raise Invalid("The network %s is not an external network (router:external)." % ident)
+
+    def fixed_network(self, network, subnet):
+        if network and self.conn.network.find_network(network, ignore_missing=True) is None:
+            raise Invalid("Unable to find fixed network %s" % network)
+        if subnet and self.conn.network.find_subnet(subnet, ignore_missing=True) is None:
+            raise Invalid("Unable to find fixed subnet %s" % subnet)
+
+    def template(self, tpl):
+        self.flavor(tpl.get('flavor_id'))
+        self.flavor(tpl.get('master_flavor_id'))
+        self.keypair(tpl.get('keypair_id'))
+        self.external_network(tpl.get('external_network_id'))
+        self.fixed_network(tpl.get('fixed_network'), tpl.get('fixed_subnet'))
+
+    def cluster(self, cluster):
+        self.flavor(cluster.get('flavor_id'))
+        self.flavor(cluster.get('master_flavor_id'))
+        self.keypair(cluster.get('keypair'))
+        self.fixed_network(cluster.get('fixed_network'), cluster.get('fixed_subnet'))

@@ -1,0 +1,259 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Pure helpers of the Kubernetes (kubeadm) driver: label -> setting mapping, the
+kubeadm / kubelet / kube-proxy / containerd configuration a node gets, where the
+Kubernetes artifacts come from, and which nodes a resize or an upgrade touches.
+
+Everything here is data in, data out, so it is tested without a control plane."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import ipaddress
+import os
+import re
+
+from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+DEFAULT_KUBE_TAG = 'v1.36.0'
+DEFAULT_POD_CIDR = '10.100.0.0/16'
+DEFAULT_SERVICE_CIDR = '10.254.0.0/16'
+UPSTREAM_REGISTRY = 'registry.k8s.io'
+UPSTREAM_BINARIES = 'https://dl.k8s.io/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
+API_PORT = 6443
+BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
+KUBEADM_API = 'kubeadm.k8s.io/v1beta4'
+ROLE_LABEL = 'magnum.openstack.org/role'
+NODEGROUP_LABEL = 'magnum.openstack.org/nodegroup'
+ZONE_LABEL = 'topology.kubernetes.io/zone'
+
+
+def parse_version(tag):
+    """``v1.30.1`` -> (1, 30, 1); a clear error for anything else."""
+    version = labels_mod.version_tuple(tag)
+    if version is None or not str(tag).startswith('v'):
+        raise Invalid("kube_tag %r is not a Kubernetes version (like v1.30.1)." % (tag,))
+    return version
+
+
+def parse_options(value, label):
+    """``--a=1 --b`` (a *_options label) -> [{'name': 'a', 'value': '1'}, {'name': 'b',
+    'value': 'true'}], kubeadm's extraArgs form."""
+    args = []
+    for word in (value or '').split():
+        if not word.startswith('--') or len(word) < 3:
+            raise Invalid("Label %s: %r is not a --flag or --flag=value." % (label, word))
+        name, _, val = word[2:].partition('=')
+        args.append({'name': name, 'value': val if '=' in word else 'true'})
+    return args
+
+
+def _network(value, label):
+    try:
+        return ipaddress.ip_network(value, strict=True)
+    except ValueError:
+        raise Invalid("Label %s: %r is not a network CIDR." % (label, value))
+
+
+def settings(cluster, template):
+    """The Kubernetes settings of a cluster, from its labels and template, with the
+    driver's defaults."""
+    labels = cluster.get('labels') or {}
+    network_driver = template.get('network_driver') or 'flannel'
+    tag = labels.get('kube_tag') or DEFAULT_KUBE_TAG
+    parse_version(tag)
+    pod_label = 'calico_ipv4pool' if network_driver == 'calico' else 'flannel_network_cidr'
+    pod_cidr = _network(labels.get(pod_label) or DEFAULT_POD_CIDR, pod_label)
+    service_cidr = _network(labels.get('service_cluster_ip_range') or DEFAULT_SERVICE_CIDR,
+                            'service_cluster_ip_range')
+    if pod_cidr.overlaps(service_cidr):
+        raise Invalid("The pod network %s overlaps the service range %s."
+                      % (pod_cidr, service_cidr))
+    prefix = (labels.get('container_infra_prefix') or '').rstrip('/')
+    return {
+        'kube_tag': tag,
+        'version': tag.lstrip('v'),
+        'network_driver': network_driver,
+        'flannel_backend': labels.get('flannel_backend') or 'vxlan',
+        'pod_cidr': str(pod_cidr),
+        'service_cidr': str(service_cidr),
+        # kubernetes.default is the range's first address, CoreDNS its tenth.
+        'dns_service_ip': str(service_cidr[10]),
+        'dns_domain': labels.get('dns_cluster_domain') or 'cluster.local',
+        'image_repository': prefix or UPSTREAM_REGISTRY,
+        'coredns_tag': labels.get('coredns_tag') or None,
+        # systemd: the nodes run systemd and containerd uses SystemdCgroup (README).
+        'cgroup_driver': labels.get('cgroup_driver') or 'systemd',
+        'extra_args': dict((component, parse_options(labels.get(label), label)) for component, label in (
+            ('kubelet', 'kubelet_options'), ('apiServer', 'kubeapi_options'),
+            ('controllerManager', 'kubecontroller_options'),
+            ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options'))),
+        'availability_zone': labels.get('availability_zone') or None,
+    }
+
+
+def node_labels(role, nodegroup, availability_zone=None):
+    """The labels a node registers with (kubelet --node-labels)."""
+    labels = {ROLE_LABEL: role, NODEGROUP_LABEL: nodegroup}
+    if availability_zone:
+        labels[ZONE_LABEL] = availability_zone
+    return labels
+
+
+def _kubelet_args(conf, node):
+    labels = node_labels(node['role'], node['nodegroup'], conf['availability_zone'])
+    args = [{'name': 'node-labels',
+             'value': ','.join('%s=%s' % item for item in sorted(labels.items()))},
+            {'name': 'node-ip', 'value': node['address']}]
+    return args + conf['extra_args']['kubelet']
+
+
+def _registration(conf, node, master):
+    reg = {'name': node['name'], 'criSocket': 'unix:///run/containerd/containerd.sock',
+           'kubeletExtraArgs': _kubelet_args(conf, node),
+           # cgroup v1 hosts (README "Kubernetes on local nodes").
+           'ignorePreflightErrors': ['SystemVerification']}
+    # Masters do not run user pods.
+    reg['taints'] = ([{'key': 'node-role.kubernetes.io/control-plane', 'effect': 'NoSchedule'}]
+                     if master else [])
+    return reg
+
+
+def kubeadm_init(conf, node, endpoint_host, sans=()):
+    """The documents of ``kubeadm init --config`` for the first master ``node``
+    (``name``, ``address``, ``role``, ``nodegroup``), with the control-plane
+    endpoint ``endpoint_host`` (a load balancer's address, or the master's)."""
+    cluster = {
+        'apiVersion': KUBEADM_API, 'kind': 'ClusterConfiguration',
+        'kubernetesVersion': conf['kube_tag'],
+        'controlPlaneEndpoint': '%s:%d' % (endpoint_host, API_PORT),
+        'imageRepository': conf['image_repository'],
+        'networking': {'podSubnet': conf['pod_cidr'], 'serviceSubnet': conf['service_cidr'],
+                       'dnsDomain': conf['dns_domain']},
+        'apiServer': {'certSANs': sorted(set([endpoint_host, node['address']] + list(sans))),
+                      'extraArgs': conf['extra_args']['apiServer']},
+        'controllerManager': {'extraArgs': conf['extra_args']['controllerManager']},
+        'scheduler': {'extraArgs': conf['extra_args']['scheduler']},
+    }
+    if conf['coredns_tag']:
+        cluster['dns'] = {'imageTag': conf['coredns_tag']}
+    init = {'apiVersion': KUBEADM_API, 'kind': 'InitConfiguration',
+            'localAPIEndpoint': {'advertiseAddress': node['address'], 'bindPort': API_PORT},
+            'nodeRegistration': _registration(conf, node, master=True)}
+    return [init, cluster, kubelet_config(conf), kube_proxy_config(conf)]
+
+
+def kubeadm_join(conf, node, endpoint_host, token, ca_cert_hash, certificate_key=None):
+    """The ``kubeadm join --config`` document for ``node``; a master (role
+    ``master``) joins the control plane with ``certificate_key``."""
+    master = node['role'] == 'master'
+    doc = {'apiVersion': KUBEADM_API, 'kind': 'JoinConfiguration',
+           'discovery': {'bootstrapToken': {
+               'apiServerEndpoint': '%s:%d' % (endpoint_host, API_PORT), 'token': token,
+               'caCertHashes': [ca_cert_hash]}},
+           'nodeRegistration': _registration(conf, node, master=master)}
+    if master:
+        if not certificate_key:
+            raise Invalid("A master joins the control plane with a certificate key.")
+        doc['controlPlane'] = {'localAPIEndpoint': {'advertiseAddress': node['address'],
+                                                    'bindPort': API_PORT},
+                               'certificateKey': certificate_key}
+    return doc
+
+
+def kubelet_config(conf):
+    return {'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
+            'cgroupDriver': conf['cgroup_driver'], 'failSwapOn': False,
+            # cgroup v1 hosts: kubelet >= 1.35 refuses them unless told otherwise.
+            'failCgroupV1': False,
+            'clusterDNS': [conf['dns_service_ip']], 'clusterDomain': conf['dns_domain']}
+
+
+def kube_proxy_config(conf):
+    """iptables mode (no IPVS in these kernels); no conntrack sysctl writes."""
+    doc = {'apiVersion': 'kubeproxy.config.k8s.io/v1alpha1', 'kind': 'KubeProxyConfiguration',
+           'mode': 'iptables', 'clusterCIDR': conf['pod_cidr'],
+           'conntrack': {'maxPerCore': 0}}
+    known = {'proxy-mode': 'mode', 'cluster-cidr': 'clusterCIDR',
+             'metrics-bind-address': 'metricsBindAddress',
+             'healthz-bind-address': 'healthzBindAddress'}
+    for arg in conf['extra_args']['kubeProxy']:
+        if arg['name'] not in known:
+            raise Invalid("Label kubeproxy_options: --%s has no kube-proxy configuration "
+                          "field here (known: %s)." % (arg['name'], ', '.join(sorted(known))))
+        doc[known[arg['name']]] = arg['value']
+    if doc['mode'] == 'ipvs':
+        raise Invalid("Label kubeproxy_options: IPVS is not available on these nodes; "
+                      "kube-proxy runs in iptables mode.")
+    return doc
+
+
+def containerd_config(conf):
+    """containerd 1.6's config (version 2) for kubeadm nodes, as TOML text."""
+    pause = '%s/pause:3.10' % conf['image_repository']
+    systemd = 'true' if conf['cgroup_driver'] == 'systemd' else 'false'
+    return '\n'.join([
+        'version = 2',
+        '',
+        '[plugins."io.containerd.grpc.v1.cri"]',
+        '  sandbox_image = "%s"' % pause,
+        # Without CAP_SYS_RESOURCE a negative oom_score_adj cannot be set in a node.
+        '  restrict_oom_score_adj = true',
+        '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+        '  runtime_type = "io.containerd.runc.v2"',
+        '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+        '  SystemdCgroup = %s' % systemd,
+        ''])
+
+
+def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
+    """Where binaries and images come from: the offline directory
+    (``MAGNUM_K8S_ARTIFACTS``: ``bin/`` and ``images/*.tar``) when given, else the
+    upstream locations for ``kube_tag``."""
+    if offline_dir:
+        bin_dir = os.path.join(offline_dir, 'bin')
+        missing = [b for b in BINARIES if not os.path.isfile(os.path.join(bin_dir, b))]
+        images_dir = os.path.join(offline_dir, 'images')
+        images = sorted(f for f in (os.listdir(images_dir) if os.path.isdir(images_dir) else [])
+                        if f.endswith('.tar'))
+        if missing or not images:
+            raise Invalid("MAGNUM_K8S_ARTIFACTS=%s is incomplete: %s." % (offline_dir, '; '.join(
+                (['missing bin/' + ', bin/'.join(missing)] if missing else [])
+                + ([] if images else ['no images/*.tar']))))
+        return {'mode': 'offline', 'binaries': dict((b, os.path.join(bin_dir, b)) for b in BINARIES),
+                'images': [os.path.join(images_dir, f) for f in images]}
+    return {'mode': 'upstream',
+            'binaries': dict((b, UPSTREAM_BINARIES % {'tag': kube_tag, 'arch': arch, 'name': b})
+                             for b in BINARIES if b != 'crictl'),
+            'images': []}
+
+
+def nodes_to_remove(nodes, count, named=None, pods=None):
+    """Which ``count`` worker nodes a shrink removes: the named ones, then the
+    emptiest (fewest non-DaemonSet pods, from ``pods``: name -> count), then the
+    highest-numbered."""
+    named = list(named or [])
+    unknown = [n for n in named if n not in nodes]
+    if unknown:
+        raise Invalid("nodes_to_remove names nodes that are not in the group: %s"
+                      % ', '.join(unknown))
+    pods = pods or {}
+    rest = sorted((n for n in nodes if n not in named),
+                  key=lambda n: (pods.get(n, 0), -_index(n)))
+    return (named + rest)[:max(count, len(named))]
+
+
+def _index(name):
+    match = re.search(r'-(\d+)$', name)
+    return int(match.group(1)) if match else 0
+
+
+def upgrade_batches(masters, workers, max_batch_size=1):
+    """Masters one at a time, then workers in batches of ``max_batch_size``."""
+    if max_batch_size < 1:
+        raise Invalid("max_batch_size must be at least 1.")
+    batches = [[m] for m in masters]
+    batches += [workers[i:i + max_batch_size] for i in range(0, len(workers), max_batch_size)]
+    return batches

@@ -1,0 +1,126 @@
+"""The Kubernetes driver's pure parts: label -> setting mapping, generated kubeadm,
+kubelet, kube-proxy and containerd configuration, artifact sources, node selection."""
+
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
+MASTER = {'name': 'k-abc-master-0', 'address': '10.192.3.10', 'role': 'master',
+          'nodegroup': 'default-master'}
+WORKER = {'name': 'k-abc-node-0', 'address': '10.192.3.11', 'role': 'worker',
+          'nodegroup': 'default-worker'}
+
+
+def conf(**labels):
+    return k8s.settings({'labels': labels}, TEMPLATE)
+
+
+def test_defaults_follow_the_guide():
+    c = conf()
+    assert c['kube_tag'] == k8s.DEFAULT_KUBE_TAG and c['pod_cidr'] == '10.100.0.0/16'
+    assert c['service_cidr'] == '10.254.0.0/16' and c['dns_service_ip'] == '10.254.0.10'
+    assert c['image_repository'] == 'registry.k8s.io' and c['cgroup_driver'] == 'systemd'
+    assert c['flannel_backend'] == 'vxlan'
+
+
+def test_labels_map_to_settings():
+    c = conf(kube_tag='v1.35.2', flannel_network_cidr='10.50.0.0/16',
+             service_cluster_ip_range='10.60.0.0/20', container_infra_prefix='mirror.local/k8s/',
+             coredns_tag='v1.12.0', kubeapi_options='--audit-log-maxage=3 --profiling',
+             availability_zone='az1')
+    assert c['version'] == '1.35.2' and c['pod_cidr'] == '10.50.0.0/16'
+    assert c['dns_service_ip'] == '10.60.0.10' and c['image_repository'] == 'mirror.local/k8s'
+    assert c['extra_args']['apiServer'] == [{'name': 'audit-log-maxage', 'value': '3'},
+                                            {'name': 'profiling', 'value': 'true'}]
+    calico = k8s.settings({'labels': {'calico_ipv4pool': '192.168.0.0/16'}},
+                          dict(TEMPLATE, network_driver='calico'))
+    assert calico['pod_cidr'] == '192.168.0.0/16' and calico['network_driver'] == 'calico'
+
+
+@pytest.mark.parametrize('labels, message', [
+    ({'kube_tag': 'latest'}, 'not a Kubernetes version'),
+    ({'flannel_network_cidr': '10.100.0.1/16'}, 'not a network CIDR'),
+    ({'flannel_network_cidr': '10.254.0.0/16'}, 'overlaps the service range'),
+    ({'kubelet_options': 'max-pods=10'}, 'not a --flag'),
+    ({'kubeproxy_options': '--proxy-mode=ipvs'}, 'IPVS is not available'),
+    ({'kubeproxy_options': '--oom-score-adj=1'}, 'no kube-proxy configuration field'),
+])
+def test_bad_labels_get_clear_errors(labels, message):
+    with pytest.raises(Invalid, match=message):
+        k8s.kube_proxy_config(conf(**labels))
+
+
+def test_kubeadm_init_for_the_first_master():
+    c = conf(availability_zone='az1', kubelet_options='--max-pods=50')
+    init, cluster, kubelet, proxy = k8s.kubeadm_init(c, MASTER, '10.192.3.5', ['k.example'])
+    assert cluster['controlPlaneEndpoint'] == '10.192.3.5:6443'
+    assert cluster['apiServer']['certSANs'] == ['10.192.3.10', '10.192.3.5', 'k.example']
+    assert cluster['networking'] == {'podSubnet': '10.100.0.0/16',
+                                     'serviceSubnet': '10.254.0.0/16',
+                                     'dnsDomain': 'cluster.local'}
+    reg = init['nodeRegistration']
+    assert reg['name'] == MASTER['name'] and reg['taints'][0]['effect'] == 'NoSchedule'
+    args = dict((a['name'], a['value']) for a in reg['kubeletExtraArgs'])
+    assert args['node-labels'] == ('magnum.openstack.org/nodegroup=default-master,'
+                                   'magnum.openstack.org/role=master,'
+                                   'topology.kubernetes.io/zone=az1')
+    assert args['max-pods'] == '50' and args['node-ip'] == '10.192.3.10'
+    assert kubelet['failCgroupV1'] is False and kubelet['clusterDNS'] == ['10.254.0.10']
+    assert proxy['mode'] == 'iptables' and proxy['conntrack'] == {'maxPerCore': 0}
+    assert 'dns' not in cluster
+    assert k8s.kubeadm_init(conf(coredns_tag='v1.12.0'), MASTER, 'x')[1]['dns'] == {
+        'imageTag': 'v1.12.0'}
+
+
+def test_kubeadm_join_for_workers_and_masters():
+    c = conf()
+    worker = k8s.kubeadm_join(c, WORKER, '10.192.3.5', 'abcdef.0123456789abcdef', 'sha256:00')
+    assert worker['discovery']['bootstrapToken']['apiServerEndpoint'] == '10.192.3.5:6443'
+    assert 'controlPlane' not in worker and worker['nodeRegistration']['taints'] == []
+    master = dict(MASTER, name='k-abc-master-1', address='10.192.3.12')
+    joined = k8s.kubeadm_join(c, master, '10.192.3.5', 't', 'sha256:00', certificate_key='ck')
+    assert joined['controlPlane']['certificateKey'] == 'ck'
+    with pytest.raises(Invalid, match='certificate key'):
+        k8s.kubeadm_join(c, master, '10.192.3.5', 't', 'sha256:00')
+
+
+def test_containerd_config():
+    text = k8s.containerd_config(conf(container_infra_prefix='mirror.local/'))
+    assert 'sandbox_image = "mirror.local/pause:3.10"' in text
+    assert 'SystemdCgroup = true' in text and 'restrict_oom_score_adj = true' in text
+    assert 'SystemdCgroup = false' in k8s.containerd_config(conf(cgroup_driver='cgroupfs'))
+
+
+def test_artifacts_upstream_or_offline(tmp_path):
+    up = k8s.artifact_source('v1.35.2')
+    assert up['mode'] == 'upstream'
+    assert up['binaries']['kubeadm'] == 'https://dl.k8s.io/release/v1.35.2/bin/linux/amd64/kubeadm'
+    with pytest.raises(Invalid, match='missing bin/kubeadm.*no images'):
+        k8s.artifact_source('v1.35.2', str(tmp_path))
+    (tmp_path / 'bin').mkdir()
+    (tmp_path / 'images').mkdir()
+    for name in k8s.BINARIES:
+        (tmp_path / 'bin' / name).write_text('')
+    (tmp_path / 'images' / 'kube-apiserver.tar').write_text('')
+    off = k8s.artifact_source('v1.35.2', str(tmp_path))
+    assert off['mode'] == 'offline' and off['images'] == [
+        str(tmp_path / 'images' / 'kube-apiserver.tar')]
+
+
+def test_shrink_picks_named_then_emptiest_then_highest():
+    nodes = ['k-node-0', 'k-node-1', 'k-node-2', 'k-node-3']
+    assert k8s.nodes_to_remove(nodes, 1) == ['k-node-3']
+    assert k8s.nodes_to_remove(nodes, 2, pods={'k-node-2': 5, 'k-node-3': 4}) == [
+        'k-node-1', 'k-node-0']
+    assert k8s.nodes_to_remove(nodes, 2, named=['k-node-2']) == ['k-node-2', 'k-node-3']
+    with pytest.raises(Invalid, match='not in the group'):
+        k8s.nodes_to_remove(nodes, 1, named=['ghost'])
+
+
+def test_upgrade_batches():
+    assert k8s.upgrade_batches(['m0', 'm1', 'm2'], ['w0', 'w1', 'w2'], 2) == [
+        ['m0'], ['m1'], ['m2'], ['w0', 'w1'], ['w2']]
+    with pytest.raises(Invalid):
+        k8s.upgrade_batches(['m0'], [], 0)
