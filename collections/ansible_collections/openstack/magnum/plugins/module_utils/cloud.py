@@ -72,9 +72,10 @@ def scan(conn, cluster):
     """Every resource of the cluster, by kind: {kind: [{'id', 'name', ...}]}."""
     prefix = stack_name(cluster) + '-'
     found = dict((kind, []) for kind in ORDER)
+    balancers = []
     if conn.has_service('load-balancer'):
-        found['load_balancers'] = [_brief(lb) for lb in _mine(conn.load_balancer.load_balancers(),
-                                                               prefix)]
+        balancers = _mine(conn.load_balancer.load_balancers(), prefix)
+        found['load_balancers'] = [_brief(lb) for lb in balancers]
     found['servers'] = [_brief(s) for s in _mine(conn.compute.servers(), prefix)]
     if conn.has_service('block-storage'):
         found['volumes'] = [_brief(v) for v in _mine(conn.block_storage.volumes(), prefix)]
@@ -97,8 +98,7 @@ def scan(conn, cluster):
     # Floating IPs have no name: those on the cluster's ports or its load
     # balancers' VIP ports, or described as the cluster's.
     attached = set(p['id'] for p in found['ports'])
-    if conn.has_service('load-balancer'):
-        attached.update(lb.vip_port_id for lb in _mine(conn.load_balancer.load_balancers(), prefix))
+    attached.update(lb.vip_port_id for lb in balancers)
     found['floating_ips'] = [
         {'id': ip.id, 'name': ip.floating_ip_address, 'port_id': ip.port_id}
         for ip in conn.network.ips()

@@ -45,8 +45,8 @@ def parse_options(value, label):
     for word in (value or '').split():
         if not word.startswith('--') or len(word) < 3:
             raise Invalid("Label %s: %r is not a --flag or --flag=value." % (label, word))
-        name, _, val = word[2:].partition('=')
-        args.append({'name': name, 'value': val if '=' in word else 'true'})
+        name, equals, val = word[2:].partition('=')
+        args.append({'name': name, 'value': val if equals else 'true'})
     return args
 
 
