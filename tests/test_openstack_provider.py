@@ -5,7 +5,7 @@ Fake-virt servers boot no guest, so the COE phase cannot run on them: these test
 the provider alone, through `playbooks/cluster_infra.yml` (cluster_operation without the
 COE roles), and check every resource through the cloud's own APIs. The contract between
 provider and COE roles (the inventory) is proven with the local provider in
-tests/test_swarm.py. Runs when MAGNUM_TEST_CLOUD names a cloud of OS_CLIENT_CONFIG_FILE
+tests/test_swarm.py. Runs when MAGNUM_TEST_CLOUD names a cloud of MAGNUM_TEST_CLOUDS_YAML
 (.ci/run brings the lab up and sets both); skipped, saying so, otherwise."""
 
 import json
@@ -21,17 +21,22 @@ from conftest import REPO, wait_for
 
 BIN = Path(sys.executable).parent
 CLOUD = os.environ.get('MAGNUM_TEST_CLOUD')
+# The lab's clouds.yaml, given only to what talks to the lab (not to this process's
+# environment: other tests drive the API with noauth clients).
+CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
 pytestmark = [pytest.mark.openstack, pytest.mark.skipif(
-    not CLOUD or not os.environ.get('OS_CLIENT_CONFIG_FILE'),
+    not CLOUD or not CLOUDS_YAML,
     reason='needs the lab cloud: run ../shared/openstack-lab/up.sh and set MAGNUM_TEST_CLOUD=lab '
-           'and OS_CLIENT_CONFIG_FILE (.ci/run does)')]
+           'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')]
 IMAGE = 'debian-12-magnum-test'
 
 
 @pytest.fixture(scope='module')
 def conn():
-    import openstack
-    connection = openstack.connect(cloud=CLOUD)
+    import openstack.config
+    import openstack.connection
+    region = openstack.config.OpenStackConfig(config_files=[CLOUDS_YAML]).get_one(cloud=CLOUD)
+    connection = openstack.connection.Connection(config=region)
     if not connection.image.find_image(IMAGE):
         connection.image.create_image(name=IMAGE, data=b'not a real disk', disk_format='raw',
                                       container_format='bare', os_distro='debian')
@@ -46,6 +51,7 @@ class Infra:
     def __init__(self, tmp_path):
         self.env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (tmp_path / 'm.sqlite'),
                         MAGNUM_PROVIDER='openstack', MAGNUM_CLOUD=CLOUD,
+                        OS_CLIENT_CONFIG_FILE=CLOUDS_YAML,
                         XDG_DATA_HOME=str(tmp_path / 'data'),
                         ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'),
                         ANSIBLE_CALLBACK_RESULT_FORMAT='json',
@@ -256,7 +262,8 @@ def cleanup(infra, name):
 def cloud_api(conn, tmp_path):
     from conftest import ApiServer
     server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
-                       provider='openstack', env={'MAGNUM_CLOUD': CLOUD})
+                       provider='openstack',
+                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': CLOUDS_YAML})
     yield server.start()
     server.stop()
 
