@@ -109,7 +109,9 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, t
     infra = Infra(tmp_path)
     fips_before = set(ip.id for ip in conn.network.ips())
     # The lab's Octavia VIP is not a real Neutron port (its README): no floating IP on it.
-    cluster = record(infra, 'vmc', 3, 2, labels={'master_lb_floating_ip_enabled': 'false'})
+    cluster = record(infra, 'vmc', 3, 2, labels={
+        'master_lb_floating_ip_enabled': 'false',
+        'master_lb_allowed_cidrs': '10.0.0.0/24,192.0.2.0/24'})
     uuid = cluster['uuid']
     try:
         infra.playbook({'cluster': 'vmc'})
@@ -148,6 +150,8 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, t
         assert sorted(cluster['master_addresses'] + cluster['node_addresses']) == sorted(
             ip.floating_ip_address for ip in fips)
         assert conn.load_balancer.find_health_monitor(prefix + 'api-lb-6443-monitor')
+        listener = conn.load_balancer.find_listener(prefix + 'api-lb-6443')
+        assert sorted(listener.allowed_cidrs) == ['10.0.0.0/24', '192.0.2.0/24']
         assert lb.vip_address == '10.0.0.5'  # the plan's load-balancer address
         assert len(cluster['node_addresses']) == 2
         before = dict((s.name, s.id) for s in servers)
@@ -186,6 +190,119 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, t
         assert_nothing_left(conn, prefix, fips_before)
     finally:
         cleanup(infra, 'vmc')
+
+
+BM_CLASS = 'baremetal-magnum-test'
+BM_FLAVOR = 'bm.magnum-test'
+
+
+@pytest.fixture
+def bm_pool(conn):
+    """Three fake-hardware Ironic nodes made available, and a Nova bare-metal flavor
+    asking for their resource class (what an operator sets up)."""
+    bm = conn.baremetal
+    for stale in bm.nodes(details=True):  # from an interrupted earlier run
+        if (stale.name or '').startswith('magnum-test-bm-'):
+            bm.set_node_maintenance(stale)
+            bm.delete_node(stale)
+    nodes = []
+    for i in range(3):
+        node = bm.create_node(name='magnum-test-bm-%d' % i, driver='fake-hardware',
+                              resource_class=BM_CLASS,
+                              properties={'cpus': 2, 'memory_mb': 2048, 'local_gb': 10,
+                                          'cpu_arch': 'x86_64'})
+        bm.create_port(node_id=node.id, address='52:54:00:12:34:%02x' % i)
+        node = bm.set_node_provision_state(node, 'manage', wait=True, timeout=120)
+        nodes.append(bm.set_node_provision_state(node, 'provide', wait=True, timeout=120))
+    flavor = conn.compute.find_flavor(BM_FLAVOR) or conn.compute.create_flavor(
+        name=BM_FLAVOR, ram=2048, vcpus=2, disk=10)
+    conn.compute.create_flavor_extra_specs(flavor, {
+        'resources:CUSTOM_BAREMETAL_MAGNUM_TEST': '1', 'resources:VCPU': '0',
+        'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
+    yield nodes
+    for node in nodes:
+        node = bm.get_node(node.id)
+        if node.provision_state == 'active':
+            bm.set_node_provision_state(node, 'deleted', wait=True, timeout=120)
+        bm.set_node_maintenance(node)
+        bm.delete_node(node)
+    conn.compute.delete_flavor(flavor)
+
+
+def bm_nodes(conn, uuid):
+    """The Ironic nodes claimed for the cluster, by server name."""
+    return dict((n.extra['magnum_node'], n) for n in conn.baremetal.nodes(details=True)
+                if (n.extra or {}).get('magnum_cluster') == uuid)
+
+
+def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, bm_pool,
+                                                                         tmp_path):
+    """server_type=bm, 1 master + 1 worker on Ironic nodes of the flavor's resource
+    class: deployed with the image on the cluster's ports, floating IPs, no Nova server,
+    volume or server group; grow by one; shrink by one named node (released, available
+    again); a cluster needing more nodes than are free is refused before anything is
+    made; delete releases every node and leaves nothing."""
+    infra = Infra(tmp_path)
+    fips_before = set(ip.id for ip in conn.network.ips())
+    image = conn.image.find_image(IMAGE)
+    cluster = record(infra, 'bmc', 1, 1, server_type='bm', flavor_id=BM_FLAVOR,
+                     master_flavor_id=BM_FLAVOR, docker_volume_size=None)
+    uuid = cluster['uuid']
+    try:
+        infra.playbook({'cluster': 'bmc'})
+        cluster = infra.cluster('bmc')
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        found = infra.resources('bmc')['resources']
+        prefix = found['networks'][0]['name'][:-len('-network')] + '-'
+        nodes = bm_nodes(conn, uuid)
+        assert sorted(nodes) == [prefix + 'master-0', prefix + 'node-0']
+        ports = dict((p.name, p) for p in conn.network.ports() if (p.name or '').startswith(prefix))
+        for name, node in nodes.items():
+            assert node.provision_state == 'active' and node.resource_class == BM_CLASS
+            assert node.instance_info['image_source'] == image.id
+            port = ports[name + '-port']
+            assert node.extra['magnum_port'] == port.id
+            assert node.extra['magnum_address'] == port.fixed_ips[0]['ip_address']
+        assert sorted(n['name'] for n in found['baremetal_nodes']) == sorted(nodes)
+        assert servers_of(conn, prefix) == []
+        assert not [g for g in conn.compute.server_groups() if g.name.startswith(prefix)]
+        assert not [v for v in conn.block_storage.volumes() if (v.name or '').startswith(prefix)]
+        fips = [ip for ip in conn.network.ips() if ip.port_id in set(p.id for p in ports.values())]
+        assert sorted(cluster['master_addresses'] + cluster['node_addresses']) == sorted(
+            ip.floating_ip_address for ip in fips) and len(fips) == 2
+
+        # Grow by one: the third node is deployed; the others are untouched.
+        before = dict((name, node.id) for name, node in nodes.items())
+        infra.playbook({'cluster': 'bmc', 'operation': 'resize', 'node_count': 2})
+        grown = bm_nodes(conn, uuid)
+        assert sorted(grown) == sorted(list(before) + [prefix + 'node-1'])
+        assert all(grown[n].id == i for n, i in before.items())
+
+        # No free node left: growing further is refused before anything is made.
+        run = infra.playbook({'cluster': 'bmc', 'operation': 'resize', 'node_count': 3},
+                             check=False)
+        assert run.returncode != 0
+        assert 'Not enough bare metal nodes for flavor %s' % BM_FLAVOR in run.stdout
+        assert conn.network.find_port(prefix + 'node-2-port') is None
+
+        # Shrink by one named node: that node is released (available, unmarked).
+        leaving = prefix + 'node-0'
+        released = grown[leaving].id
+        infra.playbook({'cluster': 'bmc', 'operation': 'resize', 'node_count': 1,
+                        'nodes_to_remove': [leaving]})
+        assert sorted(bm_nodes(conn, uuid)) == [prefix + 'master-0', prefix + 'node-1']
+        node = conn.baremetal.get_node(released)
+        assert node.provision_state == 'available' and not node.instance_id
+        assert 'magnum_cluster' not in (node.extra or {})
+        assert conn.network.find_port(leaving + '-port') is None
+
+        infra.playbook({'cluster': 'bmc', 'operation': 'delete'})
+        assert bm_nodes(conn, uuid) == {}
+        assert all(conn.baremetal.get_node(n.id).provision_state == 'available'
+                   and not conn.baremetal.get_node(n.id).instance_id for n in bm_pool)
+        assert_nothing_left(conn, prefix, fips_before)
+    finally:
+        cleanup(infra, 'bmc')
 
 
 def test_create_killed_midway_then_deleted_leaves_nothing(conn, tmp_path):
@@ -248,6 +365,8 @@ def assert_nothing_left(conn, prefix, fips_before):
     left += [g.name for g in conn.compute.server_groups() if g.name.startswith(prefix)]
     left += [lb.name for lb in conn.load_balancer.load_balancers() if lb.name.startswith(prefix)]
     left += [ip.floating_ip_address for ip in conn.network.ips() if ip.id not in fips_before]
+    left += [n.name for n in conn.baremetal.nodes(details=True)
+             if ((n.extra or {}).get('magnum_node') or '').startswith(prefix)]
     assert left == [], left
 
 
@@ -295,3 +414,32 @@ def test_rest_template_validation_against_the_cloud(cloud_api, field, value, sta
         'name': 'c', 'cluster_template_id': 'ok', 'flavor_id': 'm1.nope'}, headers=headers,
         timeout=60)
     assert resp.status_code == 400 and 'Unable to find flavor m1.nope.' in resp.text
+
+
+def test_rest_cluster_create_checks_room_on_the_cloud(cloud_api, bm_pool):
+    """More servers than the compute quota allows, or more bare-metal servers than there
+    are free Ironic nodes of the flavor's class: 400 before anything is recorded."""
+    import requests
+    headers = {'OpenStack-API-Version': 'container-infra latest'}
+    url = cloud_api.url + '/v1/'
+    base = {'coe': 'kubernetes', 'image_id': IMAGE, 'external_network_id': 'public',
+            'keypair_id': 'magnum-test'}
+    for name, extra in (('vm', {'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'}),
+                        ('bm', {'flavor_id': BM_FLAVOR, 'master_flavor_id': BM_FLAVOR,
+                                'server_type': 'bm'})):
+        resp = requests.post(url + 'clustertemplates', json=dict(base, name=name, **extra),
+                             headers=headers, timeout=60)
+        assert resp.status_code == 201, resp.text
+    resp = requests.post(url + 'clusters', json={'name': 'big', 'cluster_template_id': 'vm',
+                                                 'node_count': 50}, headers=headers, timeout=60)
+    assert resp.status_code == 400, resp.text
+    assert resp.json()['errors'][0]['detail'].startswith(
+        'Quota exceeded for instances: Requested 51, but already used'), resp.text
+    resp = requests.post(url + 'clusters', json={'name': 'bigbm', 'cluster_template_id': 'bm',
+                                                 'node_count': 3}, headers=headers, timeout=60)
+    assert resp.status_code == 400, resp.text
+    assert resp.json()['errors'][0]['detail'] == (
+        'Not enough bare metal nodes for flavor %s (resource class '
+        'CUSTOM_BAREMETAL_MAGNUM_TEST): 4 needed, 3 available.' % BM_FLAVOR)
+    listed = requests.get(url + 'clusters', headers=headers, timeout=60).json()['clusters']
+    assert listed == []

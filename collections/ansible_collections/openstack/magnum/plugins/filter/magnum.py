@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    cloud, drivers, labels, local_nodes)
+    baremetal, cloud, drivers, labels, local_nodes)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -61,4 +61,5 @@ class FilterModule(object):
                                               local_nodes.existing_nodes),
                 'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
                 'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
-                'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes)}
+                'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),
+                'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for)}

@@ -16,13 +16,13 @@ __metaclass__ = type
 import re
 import time
 
-from ansible_collections.openstack.magnum.plugins.module_utils import local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, local_nodes
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound)
 
 # What delete removes, in this order (the guide's note: the load balancer first,
 # the network last but the security and server groups).
-ORDER = ('load_balancers', 'floating_ips', 'servers', 'volumes', 'ports',
+ORDER = ('load_balancers', 'floating_ips', 'servers', 'baremetal_nodes', 'volumes', 'ports',
          'router_interfaces', 'routers', 'subnets', 'networks', 'security_groups',
          'server_groups')
 
@@ -77,6 +77,11 @@ def scan(conn, cluster):
         balancers = _mine(conn.load_balancer.load_balancers(), prefix)
         found['load_balancers'] = [_brief(lb) for lb in balancers]
     found['servers'] = [_brief(s) for s in _mine(conn.compute.servers(), prefix)]
+    if conn.has_service('baremetal'):
+        found['baremetal_nodes'] = [
+            {'id': n.id, 'name': (n.extra or {}).get('magnum_node'), 'node': n.name,
+             'provision_state': n.provision_state}
+            for n in baremetal.claimed(conn, cluster['uuid'])]
     if conn.has_service('block-storage'):
         found['volumes'] = [_brief(v) for v in _mine(conn.block_storage.volumes(), prefix)]
     networks = _mine(conn.network.networks(), prefix)
@@ -156,6 +161,8 @@ def delete_all(conn, cluster, timeout=300):
     for server in found['servers']:
         _wait_gone(lambda i: conn.compute.find_server(i, ignore_missing=True), server['id'],
                    timeout, 'server')
+    for node in found['baremetal_nodes']:
+        baremetal.release(conn, conn.baremetal.get_node(node['id']), timeout)
     for volume in found['volumes']:
         _wait_available(conn, volume['id'], timeout)
         conn.block_storage.delete_volume(volume['id'], ignore_missing=True)
@@ -178,6 +185,13 @@ def delete_all(conn, cluster, timeout=300):
     for group in found['server_groups']:
         conn.compute.delete_server_group(group['id'], ignore_missing=True)
     return dict((kind, items) for kind, items in found.items() if items)
+
+
+def _summed(needs):
+    total = {}
+    for flavor, count in needs:
+        total[flavor] = total.get(flavor, 0) + count
+    return sorted(total.items())
 
 
 def _wait_available(conn, volume_id, timeout):
@@ -232,6 +246,57 @@ class CloudChecks(object):
             raise Invalid("Unable to find fixed network %s" % network)
         if subnet and self.conn.network.find_subnet(subnet, ignore_missing=True) is None:
             raise Invalid("Unable to find fixed subnet %s" % subnet)
+
+    def capacity(self, server_type, needs):
+        """Room on the cloud for the new servers, ``needs`` [(flavor, count)]: free
+        Ironic nodes of each bare-metal flavor's resource class, else the project's
+        compute quota (instances, cores, RAM), with Nova's message."""
+        needs = [(flavor, count) for flavor, count in needs if flavor and count > 0]
+        if server_type == 'bm':
+            for flavor, count in _summed(needs):
+                baremetal.capacity(self.conn, flavor, count)
+            return
+        if not needs:
+            return
+        limits = self.conn.compute.get_limits().absolute
+        asked = {'instances': 0, 'cores': 0, 'ram': 0}
+        for flavor_ident, count in needs:
+            flavor = self.conn.compute.find_flavor(flavor_ident, ignore_missing=True)
+            if flavor is None:
+                raise Invalid("Unable to find flavor %s." % flavor_ident)
+            asked['instances'] += count
+            asked['cores'] += count * (flavor.vcpus or 0)
+            asked['ram'] += count * (flavor.ram or 0)
+        for what, limit, used in (('instances', limits.instances, limits.instances_used),
+                                  ('cores', limits.total_cores, limits.total_cores_used),
+                                  ('ram', limits.total_ram, limits.total_ram_used)):
+            if limit is not None and limit >= 0 and (used or 0) + asked[what] > limit:
+                raise Invalid("Quota exceeded for %s: Requested %d, but already used %d of %d %s"
+                              % (what, asked[what], used or 0, limit, what))
+
+    def servers_per_group(self, cluster, server_type):
+        """How many servers (or claimed Ironic nodes) each node group has now."""
+        if server_type == 'bm':
+            metas = [n.extra or {} for n in baremetal.claimed(self.conn, cluster['uuid'])]
+        else:
+            metas = [s.metadata or {} for s in _mine(self.conn.compute.servers(),
+                                                     stack_name(cluster) + '-')]
+        have = {}
+        for meta in metas:
+            group = meta.get('magnum_nodegroup_uuid')
+            have[group] = have.get(group, 0) + 1
+        return have
+
+    def bare_metal(self, cluster, groups):
+        """What bare-metal servers cannot have: Cinder volumes (Ironic's deploy
+        writes the image to the node's own disk)."""
+        labels = cluster.get('labels') or {}
+        sized = [g['name'] for g in groups if int(g.get('docker_volume_size') or 0) > 0]
+        if sized or int(cluster.get('docker_volume_size') or 0) > 0:
+            raise Invalid("docker_volume_size is not supported on bare metal (server_type=bm).")
+        for label in ('boot_volume_size', 'etcd_volume_size'):
+            if int(labels.get(label) or 0) > 0:
+                raise Invalid("%s is not supported on bare metal (server_type=bm)." % label)
 
     def template(self, tpl):
         self.flavor(tpl.get('flavor_id'))

@@ -130,6 +130,8 @@ def record_cluster(store, data, scope, settings=None):
     checks = _cloud_checks(settings)
     if checks is not None:
         checks.cluster(cluster)
+        checks.capacity(template['server_type'],
+                        [(g.get('flavor_id'), g['node_count']) for g in groups])
     return store.create_cluster(cluster, groups,
                                 check_quota=settings.get('check_quota', True))
 

@@ -1,0 +1,260 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: cluster_baremetal
+short_description: Deploy, list and release a cluster's bare-metal servers (Ironic)
+version_added: 0.1.0
+author: openstack.magnum contributors (@openstack)
+description:
+  - The bare-metal servers (C(server_type=bm)) of a cluster are Ironic nodes the operator
+    enrolled and made C(available). For each server it lacks, this module picks a free node
+    of the resource class the server's flavor asks for (the Nova bare-metal flavor property
+    C(resources:CUSTOM_<CLASS>=1)), claims it atomically (its C(instance_uuid)), marks it in
+    C(extra) with the cluster, node name, role, node group and address, attaches the
+    server's Neutron port as its VIF and deploys the image with a config drive holding the
+    SSH keys. Nodes already deployed for the cluster are left alone; a node whose deploy
+    failed is released and another one tried.
+  - With I(floating_network), each server's port gets a floating IP (described
+    C(magnum-cluster=<uuid>), so delete finds it).
+  - With I(state=absent), the named servers (all the cluster's when I(names) is omitted)
+    lose the floating IPs this module gave them, are undeployed, their VIFs detached and
+    the marks cleared, so the nodes are C(available) again.
+extends_documentation_fragment:
+  - openstack.magnum.store
+options:
+  cluster:
+    description: Name or UUID of the cluster (its record in the store).
+    type: str
+    required: true
+  cloud:
+    description:
+      - Name of the cloud in C(clouds.yaml). Defaults to E(OS_CLOUD).
+    type: str
+  state:
+    description: C(present) deploys I(servers); C(absent) releases I(names).
+    type: str
+    choices: [present, absent]
+    default: present
+  servers:
+    description: The servers to have, as the provider plans them.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: Server name (the cluster's node name).
+        type: str
+        required: true
+      flavor:
+        description: Nova bare-metal flavor (name or ID).
+        type: str
+        required: true
+      image:
+        description: Glance image (name or ID) deployed on the node.
+        type: str
+        required: true
+      port:
+        description: Name or ID of the Neutron port attached as the node's VIF.
+        type: str
+      role:
+        description: C(master) or the node group's role.
+        type: str
+      nodegroup:
+        description: Node group name.
+        type: str
+      nodegroup_uuid:
+        description: Node group UUID.
+        type: str
+      index:
+        description: The node's index in its node group.
+        type: int
+      address:
+        description: The node's fixed address.
+        type: str
+      user_data:
+        description: User data for the config drive.
+        type: str
+  names:
+    description: With I(state=absent), the servers to release (default all).
+    type: list
+    elements: str
+  public_keys:
+    description: SSH public keys put in the config drive.
+    type: list
+    elements: str
+    default: []
+  floating_network:
+    description: External network to give every server's port a floating IP from.
+    type: str
+  timeout:
+    description: Seconds to wait for each node to deploy or undeploy.
+    type: int
+    default: 600
+requirements:
+  - openstacksdk
+  - SQLAlchemy
+notes:
+  - Check mode reports what would be deployed or released, and does nothing.
+'''
+
+EXAMPLES = r'''
+- name: Deploy two bare-metal servers
+  openstack.magnum.cluster_baremetal:
+    cluster: k8s
+    cloud: mycloud
+    servers:
+      - {name: k8s-abc-master-0, flavor: bm.small, image: 4b1e..., port: 9c0f..., role: master}
+      - {name: k8s-abc-node-0, flavor: bm.small, image: 4b1e..., port: 1d2e..., role: worker}
+    public_keys: ["ssh-ed25519 AAAA..."]
+
+- name: Release one
+  openstack.magnum.cluster_baremetal:
+    cluster: k8s
+    cloud: mycloud
+    state: absent
+    names: [k8s-abc-node-0]
+'''
+
+RETURN = r'''
+servers:
+  description: The cluster's bare-metal servers after the run, shaped like
+    openstack.cloud.server_info's servers (C(metadata) holds the node's marks).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"id": "5e2f...", "name": "k8s-abc-master-0", "status": "ACTIVE",
+            "metadata": {"magnum_role": "master"}, "baremetal_node": "rack1-07"}]
+floating_ips:
+  description: Floating IP address per server name.
+  returned: always
+  type: dict
+  sample: {"k8s-abc-master-0": "172.24.4.10"}
+deployed:
+  description: Servers deployed by this run.
+  returned: always
+  type: list
+  elements: str
+released:
+  description: Servers released by this run.
+  returned: always
+  type: list
+  elements: str
+'''
+
+import os
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, cloud, lifecycle
+
+try:
+    import openstack
+    HAS_SDK = True
+    SDK_ERROR = None
+except ImportError:
+    HAS_SDK = False
+    SDK_ERROR = traceback.format_exc()
+
+SERVER_SPEC = dict(
+    name=dict(type='str', required=True), flavor=dict(type='str', required=True),
+    image=dict(type='str', required=True), port=dict(type='str'), role=dict(type='str'),
+    nodegroup=dict(type='str'), nodegroup_uuid=dict(type='str'), index=dict(type='int'),
+    address=dict(type='str'), user_data=dict(type='str'),
+)
+
+
+class ClusterBaremetalModule(MagnumModule):
+    argument_spec = dict(
+        cluster=dict(type='str', required=True),
+        cloud=dict(type='str'),
+        state=dict(type='str', default='present', choices=['present', 'absent']),
+        servers=dict(type='list', elements='dict', default=[], options=SERVER_SPEC),
+        names=dict(type='list', elements='str'),
+        public_keys=dict(type='list', elements='str', default=[], no_log=False),
+        floating_network=dict(type='str'),
+        timeout=dict(type='int', default=600),
+    )
+
+    def run(self):
+        if not HAS_SDK:
+            self.fail_json(msg=missing_required_lib('openstacksdk'), exception=SDK_ERROR)
+        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
+        try:
+            conn = openstack.connect(cloud=self.params['cloud'] or os.environ.get('OS_CLOUD'))
+            deployed, released = (self.deploy(conn, record) if self.params['state'] == 'present'
+                                  else ([], self.release(conn, record)))
+            fips, new_fips = (self.floating_ips(conn, record) if self.params['state'] == 'present'
+                              else ({}, False))
+            servers = [baremetal.as_server(n) for n in baremetal.claimed(conn, record['uuid'])]
+        except openstack.exceptions.SDKException as exc:
+            self.fail_json(msg='OpenStack: %s' % exc)
+        self.exit_json(changed=bool(deployed or released or new_fips), servers=servers,
+                       floating_ips=fips, deployed=deployed, released=released)
+
+    def deploy(self, conn, record):
+        have = dict((n.extra.get('magnum_node'), n) for n in baremetal.claimed(conn, record['uuid']))
+        deployed = []
+        for spec in self.params['servers']:
+            node = have.get(spec['name'])
+            if node is not None and node.provision_state == 'active':
+                continue
+            deployed.append(spec['name'])
+            if not self.check_mode:
+                baremetal.deploy(conn, record['uuid'], dict((k, v) for k, v in spec.items()
+                                                            if v is not None),
+                                 self.params['public_keys'], self.params['timeout'])
+        return deployed, []
+
+    def release(self, conn, record):
+        names = self.params['names']
+        released = []
+        for node in baremetal.claimed(conn, record['uuid']):
+            name = node.extra.get('magnum_node')
+            if names is None or name in names:
+                released.append(name)
+                if not self.check_mode:
+                    ports = set(conn.baremetal.list_node_vifs(node))
+                    ports.update([node.extra['magnum_port']] if node.extra.get('magnum_port') else [])
+                    for port in ports:
+                        for ip in conn.network.ips(port_id=port):
+                            if ip.description == cloud.fip_description(record):
+                                conn.network.delete_ip(ip)
+                    baremetal.release(conn, node, self.params['timeout'])
+        return released
+
+    def floating_ips(self, conn, record):
+        """A floating IP on each server's port (floating_network), found again by port."""
+        network = self.params['floating_network']
+        fips, changed = {}, False
+        if not network:
+            return fips, changed
+        external = conn.network.find_network(network, ignore_missing=False)
+        for spec in self.params['servers']:
+            if not spec.get('port'):
+                continue
+            port = conn.network.find_port(spec['port'], ignore_missing=True)
+            found = list(conn.network.ips(port_id=port.id)) if port is not None else []
+            if port is not None and not found and not self.check_mode:
+                found = [conn.network.create_ip(floating_network_id=external.id,
+                                                port_id=port.id,
+                                                description=cloud.fip_description(record))]
+                changed = True
+            if found:
+                fips[spec['name']] = found[0].floating_ip_address
+        return fips, changed
+
+
+def main():
+    ClusterBaremetalModule()()
+
+
+if __name__ == '__main__':
+    main()
