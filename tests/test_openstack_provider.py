@@ -305,19 +305,33 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, b
         cleanup(infra, 'bmc')
 
 
-def test_create_killed_midway_then_deleted_leaves_nothing(conn, tmp_path):
+@pytest.mark.parametrize('server_type', ['vm', 'bm'])
+def test_create_killed_midway_then_deleted_leaves_nothing(conn, tmp_path, request, server_type):
+    """The create is killed once the first server (VM) or claimed Ironic node (bm) exists;
+    delete then removes everything, and bare-metal nodes are available again."""
     infra = Infra(tmp_path)
     fips_before = set(ip.id for ip in conn.network.ips())
-    record(infra, 'half', 1, 3)
+    if server_type == 'bm':
+        pool = request.getfixturevalue('bm_pool')
+        uuid = record(infra, 'half', 1, 1, server_type='bm', flavor_id=BM_FLAVOR,
+                      master_flavor_id=BM_FLAVOR, docker_volume_size=None)['uuid']
+
+        def names():
+            return list(bm_nodes(conn, uuid))
+    else:
+        record(infra, 'half', 1, 3)
+
+        def names():
+            return [s.name for s in conn.compute.servers()]
     try:
         proc = infra.start({'cluster': 'half'})
         # Kill it once the first server exists (the network and groups are made).
         prefix = [None]
 
         def some_server():
-            for s in conn.compute.servers():
-                if s.name.startswith('half-') and '-master-' in s.name:
-                    prefix[0] = s.name.split('master-')[0]
+            for name in names():
+                if name.startswith('half-') and '-master-' in name:
+                    prefix[0] = name.split('master-')[0]
                     return True
             return proc.poll() is not None
         wait_for(some_server, timeout=600, interval=0.5)
@@ -329,6 +343,9 @@ def test_create_killed_midway_then_deleted_leaves_nothing(conn, tmp_path):
         # delete is always allowed.
         infra.playbook({'cluster': 'half', 'operation': 'delete'})
         assert_nothing_left(conn, prefix[0], fips_before)
+        if server_type == 'bm':
+            assert all(conn.baremetal.get_node(n.id).provision_state == 'available'
+                       for n in pool)
     finally:
         cleanup(infra, 'half')
 
