@@ -124,3 +124,31 @@ def test_upgrade_batches():
         ['m0'], ['m1'], ['m2'], ['w0', 'w1'], ['w2']]
     with pytest.raises(Invalid):
         k8s.upgrade_batches(['m0'], [], 0)
+
+
+def test_the_roles_filters_render_the_node_files_as_text():
+    """What the kubernetes role writes on the nodes: kubeadm's multi-document YAML and
+    containerd's TOML, through the k8s_document filter."""
+    import yaml
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.openstack.magnum.plugins.filter.magnum import FilterModule
+    filters = FilterModule().filters()
+    settings = filters['k8s_settings']({'labels': {'kube_tag': 'v1.36.1'}}, TEMPLATE)
+    node = {'name': 'k-abc-master-0', 'address': '10.0.0.10', 'role': 'master',
+            'nodegroup': 'default-master'}
+    docs = list(yaml.safe_load_all(filters['k8s_document'](settings, 'init', node=node,
+                                                           endpoint='10.0.0.5')))
+    assert [d['kind'] for d in docs] == ['InitConfiguration', 'ClusterConfiguration',
+                                         'KubeletConfiguration', 'KubeProxyConfiguration']
+    assert docs[1]['kubernetesVersion'] == 'v1.36.1'
+    assert docs[1]['controlPlaneEndpoint'] == '10.0.0.5:6443'
+    worker = dict(node, name='k-abc-node-0', address='10.0.0.11', role='worker',
+                  nodegroup='default-worker')
+    join = yaml.safe_load(filters['k8s_document'](
+        settings, 'join', node=worker, endpoint='10.0.0.5', token='abcdef.0123456789abcdef',
+        ca_cert_hash='sha256:00'))
+    assert join['kind'] == 'JoinConfiguration' and 'controlPlane' not in join
+    assert 'SystemdCgroup = true' in filters['k8s_document'](settings, 'containerd')
+    with pytest.raises(AnsibleFilterError, match='certificate key'):
+        filters['k8s_document'](settings, 'join', node=node, endpoint='10.0.0.5', token='t',
+                                ca_cert_hash='sha256:00')

@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    baremetal, cloud, drivers, labels, local_nodes)
+    baremetal, cloud, drivers, k8s_config, labels, local_nodes)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -42,6 +42,26 @@ def magnum_labels(value):
         raise AnsibleFilterError('magnum_labels: %s' % exc)
 
 
+def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=None,
+                 certificate_key=None):
+    """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
+    YAML documents for ``node``) or ``containerd`` (TOML)."""
+    import yaml
+    try:
+        if kind == 'containerd':
+            return k8s_config.containerd_config(conf)
+        if kind == 'init':
+            docs = k8s_config.kubeadm_init(conf, node, endpoint)
+        elif kind == 'join':
+            docs = [k8s_config.kubeadm_join(conf, node, endpoint, token, ca_cert_hash,
+                                            certificate_key)]
+        else:
+            raise AnsibleFilterError('k8s_document: unknown kind %r' % kind)
+        return yaml.safe_dump_all(docs, default_flow_style=False, sort_keys=False)
+    except MagnumError as exc:
+        raise AnsibleFilterError('k8s_document: %s' % exc)
+
+
 def _wrap(name, fn):
     def filter_fn(*args, **kwargs):
         try:
@@ -62,4 +82,7 @@ class FilterModule(object):
                 'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
                 'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
                 'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),
-                'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for)}
+                'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
+                'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
+                'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
+                'k8s_document': k8s_document}
