@@ -75,6 +75,75 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
         server.stop()
 
 
+def standin_artifacts(path):
+    """An offline directory laid out as MAGNUM_K8S_ARTIFACTS is, whose binaries are
+    stand-ins (no Kubernetes binary can be had here) that say so and fail, and whose
+    image is a real docker-archive tarball."""
+    (path / 'bin').mkdir(parents=True)
+    for name in ('kubeadm', 'kubelet', 'kubectl', 'crictl'):
+        script = path / 'bin' / name
+        script.write_text('#!/bin/sh\necho "stand-in %s: $*" >&2\nexit 1\n' % name)
+        script.chmod(0o755)
+    (path / 'images').mkdir()
+    empty = path / 'empty'
+    empty.mkdir()
+    (empty / 'marker').write_text('magnum test image\n')
+    subprocess.run('tar -C %s -c . | docker import - magnum-test/k8s-standin:1' % empty,
+                   shell=True, check=True, capture_output=True)
+    subprocess.run(['docker', 'save', '-o', str(path / 'images' / 'standin.tar'),
+                    'magnum-test/k8s-standin:1'], check=True, capture_output=True)
+    return path
+
+
+def on_node(node, *cmd):
+    return subprocess.run(['docker', 'exec', node] + list(cmd), capture_output=True, text=True)
+
+
+@pytest.mark.skipif(bool(ARTIFACTS), reason='MAGNUM_K8S_ARTIFACTS is set: the lifecycle test '
+                                            'covers node preparation')
+def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
+    """The node preparation for real (packages, kernel settings, containerd configured for
+    kubeadm and restarted, CNI plugins, binaries, kubelet unit, images imported into
+    containerd) from an offline directory; the stand-in kubeadm then fails the create
+    with its message, and delete leaves nothing."""
+    offline = standin_artifacts(tmp_path / 'artifacts')
+    server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline))
+    rest = Rest(server.start())
+    uuid = None
+    try:
+        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
+        cluster = rest.create('k', 'kt', 1)
+        uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_FAILED', cluster
+        assert 'stand-in kubeadm: init --config /etc/kubernetes/kubeadm.yaml' in \
+            cluster['status_reason'], cluster['status_reason']
+        nodes = docker_ls('container', uuid)
+        assert len(nodes) == 2
+        for node in nodes:
+            assert on_node(node, 'cat', '/usr/local/bin/kubelet').stdout == \
+                (offline / 'bin' / 'kubelet').read_text()
+            config = on_node(node, 'cat', '/etc/containerd/config.toml').stdout
+            assert 'SystemdCgroup = true' in config
+            images = on_node(node, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
+            assert 'docker.io/magnum-test/k8s-standin:1' in images, images
+            assert on_node(node, 'test', '-x', '/opt/cni/bin/bridge').returncode == 0
+            assert on_node(node, 'systemctl', 'is-enabled', 'kubelet').stdout.strip() == 'enabled'
+            assert on_node(node, 'sysctl', '-n', 'net.ipv4.ip_forward').stdout.strip() == '1'
+        # The first master got the cluster's CA as the Kubernetes CA.
+        master = [n for n in nodes if on_node(n, 'test', '-e', '/etc/kubernetes/kubeadm.yaml')
+                  .returncode == 0]
+        assert len(master) == 1
+        ca = on_node(master[0], 'cat', '/etc/kubernetes/pki/ca.crt').stdout
+        assert ca.strip() == rest.coe('ca', 'show', 'k').strip()
+        rest.coe('cluster', 'delete', 'k')
+        assert rest.settled('k')['status'] == 'GONE'
+        nothing_left(uuid)
+    finally:
+        if uuid:
+            remove_leftovers(uuid)
+        server.stop()
+
+
 def kubectl(kubeconfig, *args, check=True):
     run = subprocess.run([os.path.join(ARTIFACTS, 'bin', 'kubectl'), '--kubeconfig',
                           str(kubeconfig)] + list(args), capture_output=True, text=True,

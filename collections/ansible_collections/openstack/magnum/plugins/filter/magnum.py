@@ -46,7 +46,13 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
                  certificate_key=None):
     """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
     YAML documents for ``node``) or ``containerd`` (TOML)."""
+    import json
     import yaml
+    # Plain Python values (Ansible hands over its own str subclasses, which YAML's
+    # safe dumper refuses).
+    conf, node = json.loads(json.dumps(conf)), json.loads(json.dumps(node))
+    endpoint, token, ca_cert_hash, certificate_key = [
+        None if v is None else str(v) for v in (endpoint, token, ca_cert_hash, certificate_key)]
     try:
         if kind == 'containerd':
             return k8s_config.containerd_config(conf)
