@@ -27,15 +27,8 @@ description:
     the marks cleared, so the nodes are C(available) again.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cloud
 options:
-  cluster:
-    description: Name or UUID of the cluster (its record in the store).
-    type: str
-    required: true
-  cloud:
-    description:
-      - Name of the cloud in C(clouds.yaml). Defaults to E(OS_CLOUD).
-    type: str
   state:
     description: C(present) deploys I(servers); C(absent) releases I(names).
     type: str
@@ -96,9 +89,6 @@ options:
     description: Seconds to wait for each node to deploy or undeploy.
     type: int
     default: 600
-requirements:
-  - openstacksdk
-  - SQLAlchemy
 notes:
   - Check mode reports what would be deployed or released, and does nothing.
 '''
@@ -147,21 +137,8 @@ released:
   elements: str
 '''
 
-import os
-import traceback
-
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, cloud, lifecycle
-
-try:
-    import openstack
-    HAS_SDK = True
-    SDK_ERROR = None
-except ImportError:
-    HAS_SDK = False
-    SDK_ERROR = traceback.format_exc()
+from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
+from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, cloud
 
 SERVER_SPEC = dict(
     name=dict(type='str', required=True), flavor=dict(type='str', required=True),
@@ -171,10 +148,8 @@ SERVER_SPEC = dict(
 )
 
 
-class ClusterBaremetalModule(MagnumModule):
+class ClusterBaremetalModule(CloudModule):
     argument_spec = dict(
-        cluster=dict(type='str', required=True),
-        cloud=dict(type='str'),
         state=dict(type='str', default='present', choices=['present', 'absent']),
         servers=dict(type='list', elements='dict', default=[], options=SERVER_SPEC),
         names=dict(type='list', elements='str'),
@@ -183,19 +158,12 @@ class ClusterBaremetalModule(MagnumModule):
         timeout=dict(type='int', default=600),
     )
 
-    def run(self):
-        if not HAS_SDK:
-            self.fail_json(msg=missing_required_lib('openstacksdk'), exception=SDK_ERROR)
-        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
-        try:
-            conn = openstack.connect(cloud=self.params['cloud'] or os.environ.get('OS_CLOUD'))
-            deployed, released = (self.deploy(conn, record) if self.params['state'] == 'present'
-                                  else ([], self.release(conn, record)))
-            fips, new_fips = (self.floating_ips(conn, record) if self.params['state'] == 'present'
-                              else ({}, False))
-            servers = [baremetal.as_server(n) for n in baremetal.claimed(conn, record['uuid'])]
-        except openstack.exceptions.SDKException as exc:
-            self.fail_json(msg='OpenStack: %s' % exc)
+    def act(self, conn, record):
+        present = self.params['state'] == 'present'
+        deployed, released = (self.deploy(conn, record) if present
+                              else ([], self.release(conn, record)))
+        fips, new_fips = self.floating_ips(conn, record) if present else ({}, False)
+        servers = [baremetal.as_server(n) for n in baremetal.claimed(conn, record['uuid'])]
         self.exit_json(changed=bool(deployed or released or new_fips), servers=servers,
                        floating_ips=fips, deployed=deployed, released=released)
 

@@ -25,24 +25,14 @@ description:
   - Changes nothing; fails with the first problem found.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cloud
 options:
-  cluster:
-    description: Name or UUID of the cluster (its record in the store).
-    type: str
-    required: true
-  cloud:
-    description:
-      - Name of the cloud in C(clouds.yaml). Defaults to E(OS_CLOUD).
-    type: str
   node_counts:
     description:
       - Node count wanted per node group (UUID or name), for resizes. Node groups not
         named keep their recorded count.
     type: dict
     default: {}
-requirements:
-  - openstacksdk
-  - SQLAlchemy
 '''
 
 EXAMPLES = r'''
@@ -72,52 +62,30 @@ needs:
   sample: {"m1.small": 2}
 '''
 
-import os
-import traceback
-
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
-try:
-    import openstack
-    HAS_SDK = True
-    SDK_ERROR = None
-except ImportError:
-    HAS_SDK = False
-    SDK_ERROR = traceback.format_exc()
 
-
-class ClusterCloudCheckModule(MagnumModule):
+class ClusterCloudCheckModule(CloudModule):
     argument_spec = dict(
-        cluster=dict(type='str', required=True),
-        cloud=dict(type='str'),
         node_counts=dict(type='dict', default={}),
     )
 
-    def run(self):
-        if not HAS_SDK:
-            self.fail_json(msg=missing_required_lib('openstacksdk'), exception=SDK_ERROR)
-        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
+    def act(self, conn, record):
         template = self.store.get('cluster_template', record['cluster_template_id'], by_name=False)
         groups = self.store.find('nodegroup', cluster_id=record['uuid'])
-        try:
-            checks = cloud.CloudChecks(openstack.connect(
-                cloud=self.params['cloud'] or os.environ.get('OS_CLOUD')))
-            distro = checks.image_distro(template['image_id'])
-            if distro != template['cluster_distro']:
-                raise Invalid("Image %s doesn't contain os_distro %s (it has %s)."
-                              % (template['image_id'], template['cluster_distro'], distro))
-            checks.template(template)
-            checks.cluster(record)
-            needs = self.needs(checks, record, template, groups)
-            if template['server_type'] == 'bm':
-                checks.bare_metal(record, groups)
-            checks.capacity(template['server_type'], sorted(needs.items()))
-        except openstack.exceptions.SDKException as exc:
-            self.fail_json(msg='OpenStack: %s' % exc)
+        checks = cloud.CloudChecks(conn)
+        distro = checks.image_distro(template['image_id'])
+        if distro != template['cluster_distro']:
+            raise Invalid("Image %s doesn't contain os_distro %s (it has %s)."
+                          % (template['image_id'], template['cluster_distro'], distro))
+        checks.template(template)
+        checks.cluster(record)
+        needs = self.needs(checks, record, template, groups)
+        if template['server_type'] == 'bm':
+            checks.bare_metal(record, groups)
+        checks.capacity(template['server_type'], sorted(needs.items()))
         self.exit_json(changed=False, distro=distro, needs=needs)
 
     def needs(self, checks, record, template, groups):

@@ -22,15 +22,8 @@ description:
     message that names them, before anything is deleted.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cloud
 options:
-  cluster:
-    description: Name or UUID of the cluster (its record in the store).
-    type: str
-    required: true
-  cloud:
-    description:
-      - Name of the cloud in C(clouds.yaml). Defaults to E(OS_CLOUD).
-    type: str
   state:
     description: C(present) only lists the resources; C(absent) deletes them.
     type: str
@@ -40,9 +33,6 @@ options:
     description: Seconds to wait for each kind of resource to be deleted.
     type: int
     default: 300
-requirements:
-  - openstacksdk
-  - SQLAlchemy
 notes:
   - Check mode lists what I(state=absent) would delete.
 '''
@@ -73,41 +63,15 @@ count:
   type: int
 '''
 
-import os
-import traceback
-
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud, lifecycle
-
-try:
-    import openstack
-    HAS_SDK = True
-    SDK_ERROR = None
-except ImportError:
-    HAS_SDK = False
-    SDK_ERROR = traceback.format_exc()
+from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud
 
 
-class ClusterResourcesModule(MagnumModule):
+class ClusterResourcesModule(CloudModule):
     argument_spec = dict(
-        cluster=dict(type='str', required=True),
-        cloud=dict(type='str'),
         state=dict(type='str', default='present', choices=['present', 'absent']),
         timeout=dict(type='int', default=300),
     )
-
-    def run(self):
-        if not HAS_SDK:
-            self.fail_json(msg=missing_required_lib('openstacksdk'), exception=SDK_ERROR)
-        p = self.params
-        record = lifecycle.get_cluster(self.store, p['cluster'], self.scope)
-        try:
-            conn = openstack.connect(cloud=p['cloud'] or os.environ.get('OS_CLOUD'))
-            self.act(conn, record)
-        except openstack.exceptions.SDKException as exc:
-            self.fail_json(msg='OpenStack: %s' % exc)
 
     def act(self, conn, record):
         p = self.params
