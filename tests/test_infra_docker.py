@@ -35,6 +35,20 @@ def docker_ls(kind, uuid):
     return out.split()
 
 
+def remove_leftovers(uuid):
+    for cid in docker_ls('container', uuid):
+        subprocess.run(['docker', 'rm', '-f', cid], capture_output=True)
+    for vol in docker_ls('volume', uuid):
+        subprocess.run(['docker', 'volume', 'rm', vol], capture_output=True)
+    for net in docker_ls('network', uuid):
+        subprocess.run(['docker', 'network', 'rm', net], capture_output=True)
+
+
+def nothing_left(uuid):
+    for kind in ('container', 'volume', 'network'):
+        assert docker_ls(kind, uuid) == [], kind
+
+
 def names(uuid):
     out = subprocess.run(['docker', 'ps', '-a', '--format', '{{.Names}} {{.ID}}', '--filter',
                           'label=magnum.openstack.org/cluster=' + uuid],

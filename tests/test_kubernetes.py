@@ -13,8 +13,8 @@ import subprocess
 import pytest
 
 from conftest import ApiServer, REPO, wait_for
-from test_infra_docker import docker_ls, docker_ok
-from test_swarm import Rest, nothing_left, remove_leftovers
+from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
+from test_swarm import Rest
 
 ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ApiServer, REPO, wait_for
-from test_infra_docker import docker_ls, docker_ok
+from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
 
 BIN = Path(sys.executable).parent
 OPENSTACK = str(BIN / 'openstack')
@@ -203,20 +203,6 @@ def seed_busybox(uuid):
                         'cp /bin/busybox $d/ && tar -C $d -c busybox | docker import '
                         '--change \'ENTRYPOINT ["/busybox"]\' - %s)' % (BUSYBOX, BUSYBOX)],
                        check=True, capture_output=True)
-
-
-def remove_leftovers(uuid):
-    for cid in docker_ls('container', uuid):
-        subprocess.run(['docker', 'rm', '-f', cid], capture_output=True)
-    for vol in docker_ls('volume', uuid):
-        subprocess.run(['docker', 'volume', 'rm', vol], capture_output=True)
-    for net in docker_ls('network', uuid):
-        subprocess.run(['docker', 'network', 'rm', net], capture_output=True)
-
-
-def nothing_left(uuid):
-    for kind in ('container', 'volume', 'network'):
-        assert docker_ls(kind, uuid) == [], kind
 
 
 def make_csr(dest):
