@@ -42,6 +42,8 @@ def conn():
                                       container_format='bare', os_distro='debian')
     if not connection.compute.find_keypair('magnum-test'):
         connection.compute.create_keypair(name='magnum-test')
+    if not connection.network.find_network('magnum-test-internal'):
+        connection.network.create_network(name='magnum-test-internal')
     return connection
 
 
@@ -411,6 +413,8 @@ def cloud_api(conn, tmp_path):
     ('master_flavor_id', 'm1.nope', 400, 'Unable to find flavor m1.nope.'),
     ('keypair_id', 'no-such-key', 404, 'Unable to find keypair no-such-key.'),
     ('external_network_id', 'no-such-net', 400, 'Unable to find external network no-such-net'),
+    ('external_network_id', 'magnum-test-internal', 400,
+     'The network magnum-test-internal is not an external network (router:external).'),
     ('fixed_network', 'no-such-net', 400, 'Unable to find fixed network no-such-net'),
 ])
 def test_rest_template_validation_against_the_cloud(cloud_api, field, value, status, message):
