@@ -63,7 +63,7 @@ def sqlite_url(tmp_path):
 def project(tmp_path):
     """A copy of the checkout whose collection also holds the test driver's role.
 
-    The test driver ('kubernetes' role) is a fixture driver: its tasks record
+    The test driver (in place of the 'kubernetes' role) is a fixture driver: its tasks record
     facts derived from the cluster, fail on label test_fail, sleep on
     label test_sleep. Everything around it (API, jobs, playbooks, modules,
     store) is the real code.
@@ -75,8 +75,10 @@ def project(tmp_path):
         (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
     shutil.copytree(REPO / 'collections', dest / 'collections',
                     ignore=shutil.ignore_patterns('output', '__pycache__'))
-    shutil.copytree(FIXTURES / 'test_driver_role',
-                    dest / 'collections/ansible_collections/openstack/magnum/roles/kubernetes')
+    # In place of the real kubernetes role.
+    role = dest / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
+    shutil.rmtree(role, ignore_errors=True)
+    shutil.copytree(FIXTURES / 'test_driver_role', role)
     return dest
 
 

@@ -37,6 +37,36 @@ def fip_description(cluster):
     return 'magnum-cluster=%s' % cluster['uuid']
 
 
+def floating_ip(conn, cluster, port_ident, external_network, create=True):
+    """The floating IP on the port, else (``create``) a new one from the external
+    network, allocated and associated in one request and described as the
+    cluster's, so a crash cannot leave one behind that delete would not find.
+    Returns (address or None, created)."""
+    port = conn.network.find_port(port_ident, ignore_missing=True)
+    if port is None:
+        return None, False
+    found = list(conn.network.ips(port_id=port.id))
+    if found:
+        return found[0].floating_ip_address, False
+    if not create:
+        return None, False
+    network = conn.network.find_network(external_network, ignore_missing=False)
+    made = conn.network.create_ip(floating_network_id=network.id, port_id=port.id,
+                                  description=fip_description(cluster))
+    return made.floating_ip_address, True
+
+
+def release_floating_ips(conn, cluster, port_ident):
+    """Delete the cluster's floating IPs on the port; returns their addresses."""
+    port = conn.network.find_port(port_ident, ignore_missing=True)
+    released = []
+    for ip in (conn.network.ips(port_id=port.id) if port is not None else []):
+        if (ip.description or '') == fip_description(cluster):
+            conn.network.delete_ip(ip)
+            released.append(ip.floating_ip_address)
+    return released
+
+
 def node_volumes(nodes, cluster, groups):
     """The Cinder volumes of ``nodes`` (plan nodes): ``<node>-docker`` of
     docker_volume_size (the node group's, else the cluster's) and, for masters,

@@ -20,11 +20,9 @@ description:
     server's Neutron port as its VIF and deploys the image with a config drive holding the
     SSH keys. Nodes already deployed for the cluster are left alone; a node whose deploy
     failed is released and another one tried.
-  - With I(floating_network), each server's port gets a floating IP (described
-    C(magnum-cluster=<uuid>), so delete finds it).
   - With I(state=absent), the named servers (all the cluster's when I(names) is omitted)
-    lose the floating IPs this module gave them, are undeployed, their VIFs detached and
-    the marks cleared, so the nodes are C(available) again.
+    are undeployed, their VIFs detached and the marks cleared, so the nodes are
+    C(available) again. (Floating IPs are cluster_floating_ips' business.)
 extends_documentation_fragment:
   - openstack.magnum.store
   - openstack.magnum.cloud
@@ -82,9 +80,6 @@ options:
     type: list
     elements: str
     default: []
-  floating_network:
-    description: External network to give every server's port a floating IP from.
-    type: str
   timeout:
     description: Seconds to wait for each node to deploy or undeploy.
     type: int
@@ -120,11 +115,6 @@ servers:
   elements: dict
   sample: [{"id": "5e2f...", "name": "k8s-abc-master-0", "status": "ACTIVE",
             "metadata": {"magnum_role": "master"}, "baremetal_node": "rack1-07"}]
-floating_ips:
-  description: Floating IP address per server name.
-  returned: always
-  type: dict
-  sample: {"k8s-abc-master-0": "172.24.4.10"}
 deployed:
   description: Servers deployed by this run.
   returned: always
@@ -138,7 +128,7 @@ released:
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, cloud
+from ansible_collections.openstack.magnum.plugins.module_utils import baremetal
 
 SERVER_SPEC = dict(
     name=dict(type='str', required=True), flavor=dict(type='str', required=True),
@@ -154,7 +144,6 @@ class ClusterBaremetalModule(CloudModule):
         servers=dict(type='list', elements='dict', default=[], options=SERVER_SPEC),
         names=dict(type='list', elements='str'),
         public_keys=dict(type='list', elements='str', default=[], no_log=False),
-        floating_network=dict(type='str'),
         timeout=dict(type='int', default=600),
     )
 
@@ -162,10 +151,9 @@ class ClusterBaremetalModule(CloudModule):
         present = self.params['state'] == 'present'
         deployed, released = (self.deploy(conn, record) if present
                               else ([], self.release(conn, record)))
-        fips, new_fips = self.floating_ips(conn, record) if present else ({}, False)
         servers = [baremetal.as_server(n) for n in baremetal.claimed(conn, record['uuid'])]
-        self.exit_json(changed=bool(deployed or released or new_fips), servers=servers,
-                       floating_ips=fips, deployed=deployed, released=released)
+        self.exit_json(changed=bool(deployed or released), servers=servers,
+                       deployed=deployed, released=released)
 
     def deploy(self, conn, record):
         have = dict((n.extra.get('magnum_node'), n) for n in baremetal.claimed(conn, record['uuid']))
@@ -189,35 +177,8 @@ class ClusterBaremetalModule(CloudModule):
             if names is None or name in names:
                 released.append(name)
                 if not self.check_mode:
-                    ports = set(conn.baremetal.list_node_vifs(node))
-                    ports.update([node.extra['magnum_port']] if node.extra.get('magnum_port') else [])
-                    for port in ports:
-                        for ip in conn.network.ips(port_id=port):
-                            if ip.description == cloud.fip_description(record):
-                                conn.network.delete_ip(ip)
                     baremetal.release(conn, node, self.params['timeout'])
         return released
-
-    def floating_ips(self, conn, record):
-        """A floating IP on each server's port (floating_network), found again by port."""
-        network = self.params['floating_network']
-        fips, changed = {}, False
-        if not network:
-            return fips, changed
-        external = conn.network.find_network(network, ignore_missing=False)
-        for spec in self.params['servers']:
-            if not spec.get('port'):
-                continue
-            port = conn.network.find_port(spec['port'], ignore_missing=True)
-            found = list(conn.network.ips(port_id=port.id)) if port is not None else []
-            if port is not None and not found and not self.check_mode:
-                found = [conn.network.create_ip(floating_network_id=external.id,
-                                                port_id=port.id,
-                                                description=cloud.fip_description(record))]
-                changed = True
-            if found:
-                fips[spec['name']] = found[0].floating_ip_address
-        return fips, changed
 
 
 def main():
