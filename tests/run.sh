@@ -8,9 +8,9 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-echo "== style of api/ and tests/ (the collection's is ansible-test's job)"
-python -m pycodestyle --max-line-length 100 api tests
-python -m pyflakes api tests
+echo "== style of api/, tests/ and benchmarks/ (the collection's is ansible-test's job)"
+python -m pycodestyle --max-line-length 100 api tests benchmarks
+python -m pyflakes api tests benchmarks
 
 echo "== pytest"
 python -m pytest -q -rs tests

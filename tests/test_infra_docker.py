@@ -74,8 +74,10 @@ def test_local_nodes_lifecycle(project, tmp_path):
     try:
         assert requests.post(server.url + '/v1/clustertemplates', json=TPL, headers=LATEST,
                              timeout=30).status_code == 201
+        # test_remove_first: the test driver's choice for a shrink that names no node.
         uuid = requests.post(server.url + '/v1/clusters', json={
-            'name': 'lc', 'cluster_template_id': 'tpl', 'node_count': 2},
+            'name': 'lc', 'cluster_template_id': 'tpl', 'node_count': 2,
+            'labels': {'test_remove_first': '0'}},
             headers=LATEST, timeout=30).json()['uuid']
         cluster = settle(server, 'lc')
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
@@ -102,13 +104,20 @@ def test_local_nodes_lifecycle(project, tmp_path):
         after = names(uuid)
         assert all(after[n] == before[n] for n in before), 'existing nodes were recreated'
 
-        leaving = sorted(n for n in after if '-node-' in n)[1]
+        workers = sorted(n for n in after if '-node-' in n)
         requests.post(server.url + '/v1/clusters/lc/actions/resize', json={
-            'node_count': 1, 'nodes_to_remove': [leaving]}, headers=LATEST, timeout=30)
+            'node_count': 2, 'nodes_to_remove': [workers[1]]}, headers=LATEST, timeout=30)
         cluster = settle(server, 'lc')
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
         left = names(uuid)
-        assert leaving not in left and len([n for n in left if '-node-' in n]) == 1
+        assert sorted(n for n in left if '-node-' in n) == [workers[0], workers[2]]
+
+        # Naming none, the driver picks (the provider alone would take the highest, node-2).
+        requests.post(server.url + '/v1/clusters/lc/actions/resize', json={'node_count': 1},
+                      headers=LATEST, timeout=30)
+        cluster = settle(server, 'lc')
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert sorted(n for n in names(uuid) if '-node-' in n) == [workers[2]]
 
         requests.delete(server.url + '/v1/clusters/lc', headers=LATEST, timeout=30)
         assert settle(server, 'lc')['status'] == 'GONE'

@@ -7,8 +7,11 @@ otherwise. What runs everywhere: a create whose artifacts cannot be had (upstrea
 unreachable, or an incomplete offline directory) ends CREATE_FAILED saying what is
 missing, before anything is done on the nodes, and its delete leaves nothing."""
 
+import json
 import os
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -23,9 +26,19 @@ pytestmark = [pytest.mark.docker, pytest.mark.skipif(
 needs_artifacts = pytest.mark.skipif(
     not ARTIFACTS, reason='needs a real control plane: set MAGNUM_K8S_ARTIFACTS to an offline '
                           'Kubernetes artifacts directory (bin/, images/*.tar)')
+# An upgrade needs two versions: MAGNUM_K8S_ARTIFACTS/<tag>/{bin,images} for each.
+UPGRADE_FROM = os.environ.get('MAGNUM_K8S_UPGRADE_FROM')
+UPGRADE_TO = os.environ.get('MAGNUM_K8S_UPGRADE_TO')
+needs_upgrade = pytest.mark.skipif(
+    not (ARTIFACTS and UPGRADE_FROM and UPGRADE_TO),
+    reason='needs a real control plane in two versions: set MAGNUM_K8S_ARTIFACTS with '
+           '<tag>/bin and <tag>/images for MAGNUM_K8S_UPGRADE_FROM and MAGNUM_K8S_UPGRADE_TO')
 TEMPLATE = ['--coe', 'kubernetes', '--image', 'debian-12', '--external-network', 'public',
             '--keypair', 'default', '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny',
             '--network-driver', 'flannel']
+# A real control plane needs more than m1.tiny's 512 MB (infra_docker_flavors).
+REAL = TEMPLATE[:-6] + [
+    '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
 
 
 def api(tmp_path, **env):
@@ -144,62 +157,251 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         server.stop()
 
 
-def kubectl(kubeconfig, *args, check=True):
+def kubectl(kubeconfig, *args, check=True, stdin=None):
     run = subprocess.run([os.path.join(ARTIFACTS, 'bin', 'kubectl'), '--kubeconfig',
                           str(kubeconfig)] + list(args), capture_output=True, text=True,
-                         timeout=300)
+                         timeout=300, input=stdin)
     assert not check or run.returncode == 0, run.stdout + run.stderr
-    return run.stdout
+    return run.stdout if check else run
+
+
+def cluster_config(rest, name, dest):
+    """`openstack coe cluster config`: a kubeconfig made client-side from the API."""
+    dest.mkdir(parents=True, exist_ok=True)
+    rest.coe('cluster', 'config', name, '--dir', str(dest), '--force')
+    return dest / 'config'
+
+
+def ready_nodes(conf):
+    """name -> (role label, node group label, Ready, kubelet version)."""
+    out = kubectl(conf, 'get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} '
+                  '{.metadata.labels.magnum\\.openstack\\.org/role} '
+                  '{.metadata.labels.magnum\\.openstack\\.org/nodegroup} '
+                  '{.status.conditions[?(@.type=="Ready")].status} '
+                  '{.status.nodeInfo.kubeletVersion}{"\\n"}{end}')
+    return dict((row[0], tuple(row[1:])) for row in (line.split() for line in out.splitlines()))
+
+
+WORKLOAD = 'magnum-test/busybox:1'
+
+
+def load_workload(uuid, tmp_path):
+    """A workload image built here (busybox from the node image: no registry), imported
+    into every node's containerd."""
+    archive = tmp_path / 'busybox.tar'
+    if not archive.exists():
+        node_image = subprocess.run(['docker', 'images', 'magnum-node', '--format',
+                                     '{{.Repository}}:{{.Tag}}'], capture_output=True,
+                                    text=True, check=True).stdout.split()[0]
+        root = tmp_path / 'busybox-root'
+        (root / 'bin').mkdir(parents=True)
+        (root / 'www').mkdir()
+        subprocess.run('docker run --rm --entrypoint cat %s /bin/busybox > %s/bin/busybox && '
+                       'chmod 755 %s/bin/busybox && for a in sh wget httpd hostname nslookup '
+                       'sleep cat; do ln -s busybox %s/bin/$a; done'
+                       % (node_image, root, root, root), shell=True, check=True)
+        subprocess.run('tar -C %s -c . | docker import -c "ENV PATH=/bin" - %s'
+                       % (root, WORKLOAD), shell=True, check=True, capture_output=True)
+        subprocess.run(['docker', 'save', '-o', str(archive), WORKLOAD], check=True)
+    for node in docker_ls('container', uuid):
+        if on_node(node, 'test', '-e', '/etc/kubernetes/kubelet.conf').returncode == 0:
+            subprocess.run('docker exec -i %s ctr -n k8s.io images import - < %s'
+                           % (node, archive), shell=True, check=True, capture_output=True)
+
+
+WEB = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: %(replicas)d
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: %(image)s
+        imagePullPolicy: Never
+        command: [sh, -c, 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www']
+        readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 2}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+"""
+
+
+def run_pod(conf, name, script, node_selector=None):
+    """A pod of the workload image that runs ``script`` to the end; its output."""
+    overrides = {'spec': {'nodeSelector': node_selector}} if node_selector else {}
+    kubectl(conf, 'run', name, '--image=' + WORKLOAD, '--image-pull-policy=Never',
+            '--restart=Never', '--overrides=' + json.dumps(overrides), '--command', '--',
+            'sh', '-c', script)
+    wait_for(lambda: kubectl(conf, 'get', 'pod', name, '-o', 'jsonpath={.status.phase}')
+             in ('Succeeded', 'Failed'), timeout=300, interval=2)
+    assert kubectl(conf, 'get', 'pod', name, '-o', 'jsonpath={.status.phase}') == 'Succeeded', \
+        kubectl(conf, 'logs', name, check=False)
+    return kubectl(conf, 'logs', name), kubectl(conf, 'get', 'pod', name, '-o',
+                                                'jsonpath={.spec.nodeName}')
 
 
 @needs_artifacts
 def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
     """create 1 master + 2 workers -> cluster config -> nodes Ready with the role and node
-    group labels -> a Deployment of 3 replicas behind a Service, DNS -> node group with
-    role test, a pod selecting it -> resize naming a worker -> delete leaves nothing."""
+    group labels -> a Deployment of 3 replicas behind a Service answers across nodes, by
+    its DNS name -> node group with role test, a pod selecting it runs there, the group
+    resized to 2 -> resize naming a worker removes exactly it -> CA rotation: the old
+    kubeconfig is refused, a fresh one works -> delete leaves nothing."""
     server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS)
     rest = Rest(server.start())
     uuid = None
     try:
-        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
+        rest.coe('cluster', 'template', 'create', 'kt', *REAL)
         cluster = rest.create('k', 'kt', 2)
         uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
         assert cluster['api_address'].startswith('https://')
-        cfg = tmp_path / 'cfg'
-        cfg.mkdir()
-        rest.coe('cluster', 'config', 'k', '--dir', str(cfg), '--force')
-        conf = cfg / 'config'
-        nodes = kubectl(conf, 'get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} '
-                        '{.metadata.labels.magnum\\.openstack\\.org/role} '
-                        '{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}')
-        rows = sorted(line.split() for line in nodes.splitlines())
-        assert len(rows) == 3 and all(r[2] == 'True' for r in rows), rows
-        assert sorted(r[1] for r in rows) == ['master', 'worker', 'worker']
-        workers = [r[0] for r in rows if r[1] == 'worker']
+        conf = cluster_config(rest, 'k', tmp_path / 'cfg')
+        nodes = ready_nodes(conf)
+        assert len(nodes) == 3 and all(n[2] == 'True' for n in nodes.values()), nodes
+        assert sorted(n[:2] for n in nodes.values()) == [
+            ('master', 'default-master'), ('worker', 'default-worker'),
+            ('worker', 'default-worker')]
+        workers = sorted(name for name, n in nodes.items() if n[0] == 'worker')
+        master = [name for name, n in nodes.items() if n[0] == 'master'][0]
+        assert 'NoSchedule' in kubectl(conf, 'get', 'node', master, '-o',
+                                       'jsonpath={.spec.taints[*].effect}')
 
-        kubectl(conf, 'create', 'deployment', 'web', '--image=registry.k8s.io/pause:3.10',
-                '--replicas=3')
+        load_workload(uuid, tmp_path)
+        kubectl(conf, 'apply', '-f', '-', stdin=WEB % {'replicas': 3, 'image': WORKLOAD})
         kubectl(conf, 'rollout', 'status', 'deployment/web', '--timeout=300s')
         placed = kubectl(conf, 'get', 'pods', '-l', 'app=web', '-o',
                          'jsonpath={.items[*].spec.nodeName}').split()
         assert set(placed) == set(workers), placed
-        kubectl(conf, 'expose', 'deployment', 'web', '--port=80')
-        kubectl(conf, 'run', 'dns', '--image=registry.k8s.io/pause:3.10', '--restart=Never')
-        assert kubectl(conf, 'get', 'service', 'web', '-o', 'jsonpath={.spec.clusterIP}')
+        out, _ = run_pod(conf, 'client', 'for i in $(seq 12); do '
+                         'wget -qO- http://web.default.svc.cluster.local; done')
+        answered = set(out.split())
+        assert len(answered) >= 2, out       # the Service spreads over pods on both workers
 
         rest.coe('nodegroup', 'create', 'k', 'tests', '--role', 'test', '--node-count', '1')
         wait_for(lambda: 'IN_PROGRESS' not in rest.coe('nodegroup', 'show', 'k', 'tests',
                                                        '-f', 'value', '-c', 'status'),
                  timeout=900, interval=3)
-        labelled = kubectl(conf, 'get', 'nodes', '-l', 'magnum.openstack.org/role=test', '-o',
-                           'name').split()
-        assert len(labelled) == 1
+        assert rest.coe('nodegroup', 'show', 'k', 'tests', '-f', 'value', '-c',
+                        'status').strip() == 'CREATE_COMPLETE'
+        tests = [name for name, n in ready_nodes(conf).items() if n[0] == 'test']
+        assert len(tests) == 1
+        load_workload(uuid, tmp_path)
+        _, ran_on = run_pod(conf, 'on-test', 'true', {'magnum.openstack.org/role': 'test'})
+        assert ran_on == tests[0]
+        rest.coe('cluster', 'resize', 'k', '2', '--nodegroup', 'tests')
+        wait_for(lambda: 'IN_PROGRESS' not in rest.coe('nodegroup', 'show', 'k', 'tests',
+                                                       '-f', 'value', '-c', 'status'),
+                 timeout=900, interval=3)
+        assert len([n for n in ready_nodes(conf).values() if n[0] == 'test']) == 2
 
         cluster = rest.resize('k', 1, [workers[0]])
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
-        names = kubectl(conf, 'get', 'nodes', '-o', 'name')
-        assert workers[0] not in names and workers[1] in names
+        nodes = ready_nodes(conf)
+        assert workers[0] not in nodes and workers[1] in nodes, nodes
+
+        rest.coe('ca', 'rotate', 'k')
+        cluster = rest.settled('k')
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        old = kubectl(conf, 'get', 'nodes', check=False)
+        assert old.returncode != 0, 'the old kubeconfig still works after ca rotate'
+        fresh = cluster_config(rest, 'k', tmp_path / 'cfg2')
+        assert all(n[2] == 'True' for n in ready_nodes(fresh).values())
+
+        rest.coe('cluster', 'delete', 'k')
+        assert rest.settled('k')['status'] == 'GONE'
+        nothing_left(uuid)
+    finally:
+        if uuid:
+            remove_leftovers(uuid)
+        server.stop()
+
+
+@needs_upgrade
+def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
+    """A template with a newer kube_tag: masters then workers upgraded while a Deployment
+    stays available; every node ends on the new version; a downgrade is refused."""
+    server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS)
+    rest = Rest(server.start())
+    uuid = None
+    try:
+        rest.coe('cluster', 'template', 'create', 'k-old', *REAL,
+                 '--labels', 'kube_tag=%s' % UPGRADE_FROM)
+        rest.coe('cluster', 'template', 'create', 'k-new', *REAL,
+                 '--labels', 'kube_tag=%s' % UPGRADE_TO)
+        cluster = rest.create('k', 'k-old', 2)
+        uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        conf = cluster_config(rest, 'k', tmp_path / 'cfg')
+        load_workload(uuid, tmp_path)
+        kubectl(conf, 'apply', '-f', '-', stdin=WEB % {'replicas': 2, 'image': WORKLOAD})
+        kubectl(conf, 'rollout', 'status', 'deployment/web', '--timeout=300s')
+
+        available = []
+        done = threading.Event()
+
+        def watch():
+            while not done.is_set():
+                run = kubectl(conf, 'get', 'deployment', 'web', '-o',
+                              'jsonpath={.status.availableReplicas}', check=False)
+                if run.returncode == 0:
+                    available.append(int(run.stdout or 0))
+                time.sleep(1)
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            rest.coe('cluster', 'upgrade', 'k', 'k-new', '--max-batch-size', '1')
+            cluster = rest.settled('k')
+        finally:
+            done.set()
+            watcher.join()
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert available and min(available) >= 1, available
+        versions = set(n[3] for n in ready_nodes(conf).values())
+        assert versions == {UPGRADE_TO}, versions
+        assert rest.show('k')['cluster_template_id'] == rest.coe(
+            'cluster', 'template', 'show', 'k-new', '-f', 'value', '-c', 'uuid').strip()
+        refused = rest.coe('cluster', 'upgrade', 'k', 'k-old', check=False)
+        assert refused.returncode != 0 and 'downgrade' in (refused.stdout + refused.stderr).lower()
+
+        rest.coe('cluster', 'delete', 'k')
+        assert rest.settled('k')['status'] == 'GONE'
+        nothing_left(uuid)
+    finally:
+        if uuid:
+            remove_leftovers(uuid)
+        server.stop()
+
+
+@needs_artifacts
+def test_three_masters_behind_the_load_balancer_survive_one_stopping(tmp_path):
+    server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS)
+    rest = Rest(server.start())
+    uuid = None
+    try:
+        rest.coe('cluster', 'template', 'create', 'k-ha', *REAL, '--master-lb-enabled')
+        cluster = rest.create('k', 'k-ha', 1, master_count=3)
+        uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        conf = cluster_config(rest, 'k', tmp_path / 'cfg')
+        nodes = ready_nodes(conf)
+        masters = sorted(name for name, n in nodes.items() if n[0] == 'master')
+        assert len(masters) == 3 and all(n[2] == 'True' for n in nodes.values()), nodes
+        assert cluster['api_address'] not in ['https://%s:6443' % a
+                                              for a in cluster['master_addresses']]
+        subprocess.run(['docker', 'stop', masters[0]], check=True, capture_output=True)
+        wait_for(lambda: kubectl(conf, 'get', 'nodes', check=False).returncode == 0,
+                 timeout=60, interval=2)
+        kubectl(conf, 'create', 'namespace', 'still-writable')
 
         rest.coe('cluster', 'delete', 'k')
         assert rest.settled('k')['status'] == 'GONE'

@@ -37,12 +37,15 @@ class Rest:
         self.server = server
 
     def coe(self, *args, check=True):
+        """The command's output; with check=False, the finished process."""
         proc = subprocess.run(
             [OPENSTACK, '--os-auth-type', 'none', '--os-endpoint', self.server.url + '/v1',
              'coe'] + list(args), capture_output=True, text=True, timeout=120,
             # python-magnumclient's `cluster config` reads $SHELL
             env=dict(os.environ, SHELL=os.environ.get('SHELL', '/bin/sh')))
-        assert not check or proc.returncode == 0, proc.stdout + proc.stderr
+        if not check:
+            return proc
+        assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc.stdout
 
     def show(self, name):

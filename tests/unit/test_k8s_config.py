@@ -107,6 +107,19 @@ def test_artifacts_upstream_or_offline(tmp_path):
     off = k8s.artifact_source('v1.35.2', str(tmp_path))
     assert off['mode'] == 'offline' and off['images'] == [
         str(tmp_path / 'images' / 'kube-apiserver.tar')]
+    # One directory per version (what an offline upgrade needs): the version's own.
+    newer = tmp_path / 'v1.36.1'
+    with pytest.raises(Invalid, match='%s is incomplete' % newer):
+        (newer / 'bin').mkdir(parents=True)
+        k8s.artifact_source('v1.36.1', str(tmp_path))
+    (newer / 'images').mkdir()
+    for name in k8s.BINARIES:
+        (newer / 'bin' / name).write_text('')
+    (newer / 'images' / 'kube-apiserver.tar').write_text('')
+    assert k8s.artifact_source('v1.36.1', str(tmp_path))['binaries']['kubeadm'] == \
+        str(newer / 'bin' / 'kubeadm')
+    assert k8s.artifact_source('v1.35.2', str(tmp_path))['binaries']['kubeadm'] == \
+        str(tmp_path / 'bin' / 'kubeadm')
 
 
 def test_shrink_picks_named_then_emptiest_then_highest():
@@ -152,3 +165,49 @@ def test_the_roles_filters_render_the_node_files_as_text():
     with pytest.raises(AnsibleFilterError, match='certificate key'):
         filters['k8s_document'](settings, 'join', node=node, endpoint='10.0.0.5', token='t',
                                 ca_cert_hash='sha256:00')
+
+
+def test_kubeconfigs_for_bootstrap_and_cluster_info():
+    """CA rotation gives kubelets a bootstrap kubeconfig and kube-public the cluster-only
+    one: both trust exactly the CA given, at the control-plane endpoint."""
+    import base64
+    import yaml
+    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    ca_pem = tls.create_ca('rotated')[0]
+    boot = k8s.kubeconfig('10.0.0.5', ca_pem, 'abcdef.0123456789abcdef')
+    cluster = boot['clusters'][0]['cluster']
+    assert cluster['server'] == 'https://10.0.0.5:6443'
+    assert base64.b64decode(cluster['certificate-authority-data']).decode() == ca_pem
+    assert boot['users'][0]['user'] == {'token': 'abcdef.0123456789abcdef'}
+    assert boot['current-context'] == boot['contexts'][0]['name']
+    info = k8s.kubeconfig('10.0.0.5', ca_pem)
+    assert info['users'] == [] and info['clusters'] == boot['clusters']
+    assert yaml.safe_load(yaml.safe_dump(info)) == info
+    with pytest.raises(Invalid, match='bootstrap token'):
+        k8s.kubeconfig('10.0.0.5', ca_pem, 'not-a-token')
+    with pytest.raises(Invalid, match='CA certificate'):
+        k8s.kubeconfig('10.0.0.5', '')
+
+
+def test_a_shrink_naming_no_node_picks_the_emptiest_from_the_api_objects():
+    """Pods of Deployments count; DaemonSet pods, static pods' mirrors and finished
+    pods do not; ties go to the highest-numbered node."""
+    def node(name):
+        return {'metadata': {'name': name}}
+
+    def pod(on, owner='ReplicaSet', phase='Running', mirror=False):
+        meta = {'ownerReferences': [{'kind': owner}]}
+        if mirror:
+            meta['annotations'] = {'kubernetes.io/config.mirror': 'x'}
+        return {'metadata': meta, 'spec': {'nodeName': on}, 'status': {'phase': phase}}
+
+    nodes = [node('k-node-0'), node('k-node-1'), node('k-node-2'), node('k-node-3')]
+    pods = ([pod('k-node-0')] + [pod('k-node-1')] * 2 + [pod(n, owner='DaemonSet') for n in
+                                                         ('k-node-0', 'k-node-2', 'k-node-3')]
+            + [pod('k-node-2', phase='Succeeded'), pod('k-node-3', mirror=True),
+               pod('k-node-3', owner='Node', phase='Failed'), {'metadata': {}, 'spec': {}}])
+    assert k8s.emptiest_nodes(nodes, pods, 1) == ['k-node-3']
+    assert k8s.emptiest_nodes(nodes, pods, 2) == ['k-node-3', 'k-node-2']
+    assert k8s.emptiest_nodes(nodes, pods, 3) == ['k-node-3', 'k-node-2', 'k-node-0']
+    assert k8s.emptiest_nodes(nodes, [], 1) == ['k-node-3']
+    assert k8s.emptiest_nodes(nodes, pods, 0) == []

@@ -43,21 +43,24 @@ def magnum_labels(value):
 
 
 def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=None,
-                 certificate_key=None):
+                 certificate_key=None, ca=None):
     """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
-    YAML documents for ``node``) or ``containerd`` (TOML)."""
+    YAML documents for ``node``), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
+    with a bootstrap ``token`` if given) or ``containerd`` (TOML)."""
     import json
     import yaml
     # Plain Python values (Ansible hands over its own str subclasses, which YAML's
     # safe dumper refuses).
     conf, node = json.loads(json.dumps(conf)), json.loads(json.dumps(node))
-    endpoint, token, ca_cert_hash, certificate_key = [
-        None if v is None else str(v) for v in (endpoint, token, ca_cert_hash, certificate_key)]
+    endpoint, token, ca_cert_hash, certificate_key, ca = [
+        None if v is None else str(v) for v in (endpoint, token, ca_cert_hash, certificate_key, ca)]
     try:
         if kind == 'containerd':
             return k8s_config.containerd_config(conf)
         if kind == 'init':
             docs = k8s_config.kubeadm_init(conf, node, endpoint)
+        elif kind == 'kubeconfig':
+            docs = [k8s_config.kubeconfig(endpoint, ca, token)]
         elif kind == 'join':
             docs = [k8s_config.kubeadm_join(conf, node, endpoint, token, ca_cert_hash,
                                             certificate_key)]
@@ -91,4 +94,5 @@ class FilterModule(object):
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
+                'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),
                 'k8s_document': k8s_document}

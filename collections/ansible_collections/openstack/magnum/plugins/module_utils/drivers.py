@@ -51,7 +51,8 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 
 
 class Driver(object):
-    def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None):
+    def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
+                 picks_nodes_to_remove=False):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -59,6 +60,9 @@ class Driver(object):
         self.roles = tuple(roles)
         # check(template, labels) -> reason, for options the driver cannot honour.
         self.refuse = refuse
+        # Its roles' tasks/removal_order.yml names the nodes a shrink that names none
+        # removes (magnum_nodes_to_remove), before the provider plans.
+        self.picks_nodes_to_remove = picks_nodes_to_remove
 
     def check(self, template, labels):
         """Raise Invalid (400) for a template/label option this driver has no
@@ -78,6 +82,7 @@ class Driver(object):
         facts = COE_FACTS[self.coe]
         data = {'name': self.name, 'coe': self.coe, 'os_distros': list(self.os_distros),
                 'server_types': list(self.server_types), 'roles': list(self.roles),
+                'picks_nodes_to_remove': self.picks_nodes_to_remove,
                 # The masters' ports a load balancer in front of them serves.
                 'api_ports': list(facts.get('api_ports', (facts['api_port'],)))}
         if roles_dir is not None:
@@ -101,7 +106,8 @@ def _swarm_mode_refuses(template, labels):
 
 
 REGISTRY = (
-    Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',)),
+    Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
+           picks_nodes_to_remove=True),
     Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
            refuse=_swarm_mode_refuses),
     Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),

@@ -10,6 +10,7 @@ Everything here is data in, data out, so it is tested without a control plane.""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import base64
 import ipaddress
 import os
 import re
@@ -163,6 +164,28 @@ def kubeadm_join(conf, node, endpoint_host, token, ca_cert_hash, certificate_key
     return doc
 
 
+def kubeconfig(endpoint_host, ca_pem, token=None):
+    """A kubeconfig for the API at ``endpoint_host`` trusting ``ca_pem``: with a
+    bootstrap ``token``, the one a kubelet bootstraps its client certificate with;
+    without, the cluster-only one kube-public/cluster-info publishes for joining nodes."""
+    if not ca_pem or 'BEGIN CERTIFICATE' not in ca_pem:
+        raise Invalid("A kubeconfig needs the cluster's CA certificate (PEM).")
+    ca_data = base64.b64encode(ca_pem.encode('ascii')).decode('ascii')
+    doc = {'apiVersion': 'v1', 'kind': 'Config',
+           'clusters': [{'name': 'kubernetes', 'cluster': {
+               'server': 'https://%s:%d' % (endpoint_host, API_PORT),
+               'certificate-authority-data': ca_data}}],
+           'contexts': [], 'current-context': '', 'users': []}
+    if token:
+        if not re.match(r'^[a-z0-9]{6}\.[a-z0-9]{16}$', token):
+            raise Invalid("A bootstrap token looks like abcdef.0123456789abcdef.")
+        doc['users'] = [{'name': 'kubelet-bootstrap', 'user': {'token': token}}]
+        doc['contexts'] = [{'name': 'kubelet-bootstrap@kubernetes', 'context': {
+            'cluster': 'kubernetes', 'user': 'kubelet-bootstrap'}}]
+        doc['current-context'] = 'kubelet-bootstrap@kubernetes'
+    return doc
+
+
 def kubelet_config(conf):
     return {'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
             'cgroupDriver': conf['cgroup_driver'], 'failSwapOn': False,
@@ -210,9 +233,12 @@ def containerd_config(conf):
 
 def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
     """Where binaries and images come from: the offline directory
-    (``MAGNUM_K8S_ARTIFACTS``: ``bin/`` and ``images/*.tar``) when given, else the
+    (``MAGNUM_K8S_ARTIFACTS``: ``bin/`` and ``images/*.tar``, or one such directory
+    per version, ``<kube_tag>/bin`` ..., which an upgrade needs) when given, else the
     upstream locations for ``kube_tag``."""
     if offline_dir:
+        if os.path.isdir(os.path.join(offline_dir, kube_tag)):
+            offline_dir = os.path.join(offline_dir, kube_tag)
         bin_dir = os.path.join(offline_dir, 'bin')
         missing = [b for b in BINARIES if not os.path.isfile(os.path.join(bin_dir, b))]
         images_dir = os.path.join(offline_dir, 'images')
@@ -243,6 +269,26 @@ def nodes_to_remove(nodes, count, named=None, pods=None):
     rest = sorted((n for n in nodes if n not in named),
                   key=lambda n: (pods.get(n, 0), -_index(n)))
     return (named + rest)[:max(count, len(named))]
+
+
+def emptiest_nodes(nodes, pods, count):
+    """Which ``count`` of ``nodes`` (Node objects as the API lists them) a shrink that
+    names none removes: those running the fewest pods (``pods``: Pod objects; finished
+    pods, DaemonSet pods and static pods' mirrors do not count), then the
+    highest-numbered."""
+    names = [n['metadata']['name'] for n in nodes]
+    running = {}
+    for pod in pods:
+        meta, spec = pod.get('metadata') or {}, pod.get('spec') or {}
+        owners = [o.get('kind') for o in meta.get('ownerReferences') or []]
+        if ((pod.get('status') or {}).get('phase') in ('Succeeded', 'Failed')
+                or 'DaemonSet' in owners
+                or 'kubernetes.io/config.mirror' in (meta.get('annotations') or {})):
+            continue
+        node = spec.get('nodeName')
+        if node:
+            running[node] = running.get(node, 0) + 1
+    return nodes_to_remove(names, count, pods=running)
 
 
 def _index(name):

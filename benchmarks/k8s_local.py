@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): Kubernetes clusters on local container nodes, through the API.
+
+Prints, in seconds:
+  - create-to-Ready of a 1 master + 2 worker cluster through the API (the driver waits
+    for every node to be Ready), next to a plain kubeadm script (plain_kubeadm.sh) on
+    the same kind of nodes with the same packages, configuration, binaries and images,
+    and their ratio (what the driver costs over the bare minimum);
+  - the time to add 1 worker to a 2-worker and to a 6-worker cluster, and their ratio.
+
+Needs what the Kubernetes tests need: a running Docker engine, debootstrap, the project
+installed, and MAGNUM_K8S_ARTIFACTS (README "Kubernetes"). Run from the checkout:
+
+    MAGNUM_K8S_ARTIFACTS=/path/to/artifacts python3 benchmarks/k8s_local.py [--runs N]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import jinja2
+import yaml
+
+from swarm_local import Api, add_one, create
+
+TOP = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(TOP / 'collections'))
+from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config  # noqa: E402
+
+ROLE = TOP / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
+TEMPLATE = {'name': 'bench', 'coe': 'kubernetes', 'image_id': 'debian-12',
+            'external_network_id': 'public', 'keypair_id': 'default', 'flavor_id': 'm1.small',
+            'master_flavor_id': 'm1.medium', 'network_driver': 'flannel'}
+PLAIN_NET, PLAIN_SUBNET = 'magnum-bench-plain', '10.213.0'
+# The way the docker provider runs a node (roles/infra_docker/tasks/converge.yml), with
+# the CPU and memory of m1.medium (master) and m1.small (workers).
+NODE_FLAGS = ['--cap-add=ALL', '--cap-drop=SYS_RESOURCE', '--security-opt=seccomp=unconfined',
+              '--security-opt=apparmor=unconfined', '--security-opt=systempaths=unconfined',
+              '--device-cgroup-rule=a *:* rwm', '--device=/dev/kmsg', '--cgroupns=private',
+              '--tmpfs=/run', '--tmpfs=/run/lock', '--tmpfs=/tmp']
+
+
+def docker(*args, check=True):
+    return subprocess.run(['docker'] + list(args), capture_output=True, text=True, check=check)
+
+
+def plain_files(work, master_address):
+    """The files plain_kubeadm.sh installs, from the driver's own generators."""
+    conf = k8s_config.settings({'labels': {}}, TEMPLATE)
+    master = {'name': 'plain-master', 'address': master_address, 'role': 'master',
+              'nodegroup': 'default-master'}
+    (work / 'kubeadm.yaml').write_text(yaml.safe_dump_all(
+        k8s_config.kubeadm_init(conf, master, master_address), sort_keys=False))
+    (work / 'containerd.toml').write_text(k8s_config.containerd_config(conf))
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates')))
+    values = {'ansible_managed': 'benchmarks/k8s_local.py', 'kubernetes_bin_dir': '/usr/local/bin',
+              'kubernetes_conf': conf}
+    defaults = yaml.safe_load((ROLE / 'defaults/main.yml').read_text())
+    values.update((k, v) for k, v in defaults.items() if k.startswith('kubernetes_flannel'))
+    for name, source in (('kubelet.service', 'kubelet.service.j2'),
+                         ('10-kubeadm.conf', '10-kubeadm.conf.j2'),
+                         ('flannel.yml', 'flannel.yml.j2')):
+        (work / name).write_text(env.get_template(source).render(**values))
+
+
+def plain(work, artifacts, workers):
+    """Seconds from starting the nodes to every node Ready, with plain_kubeadm.sh."""
+    image = docker('images', 'magnum-node', '--format',
+                   '{{.Repository}}:{{.Tag}}').stdout.split()[0]
+    docker('network', 'create', '--subnet', PLAIN_SUBNET + '.0/24', PLAIN_NET)
+    names = ['plain-master'] + ['plain-node-%d' % i for i in range(workers)]
+    plain_files(work, PLAIN_SUBNET + '.10')
+    try:
+        start = time.monotonic()
+        for i, name in enumerate(names):
+            size = ['--cpus=2', '--memory=4g'] if i == 0 else ['--cpus=1', '--memory=2g']
+            docker('run', '--detach', '--name', name, '--hostname', name, '--network', PLAIN_NET,
+                   '--ip', '%s.%d' % (PLAIN_SUBNET, 10 + i), *NODE_FLAGS, *size,
+                   '--volume=/var/lib/containerd', image)
+        for name in names:
+            while docker('exec', name, 'systemctl', 'is-system-running', '--wait',
+                         check=False).stdout.strip() not in ('running', 'degraded'):
+                time.sleep(0.5)
+        subprocess.run([str(Path(__file__).parent / 'plain_kubeadm.sh')], check=True, env=dict(
+            os.environ, ARTIFACTS=artifacts, WORK=str(work), MASTER=names[0],
+            WORKERS=' '.join(names[1:])))
+        return time.monotonic() - start
+    finally:
+        for name in names:
+            docker('rm', '-f', '-v', name, check=False)
+        docker('network', 'rm', PLAIN_NET, check=False)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--runs', type=int, default=1, help='repeat each measure N times')
+    args = parser.parse_args()
+    artifacts = os.environ.get('MAGNUM_K8S_ARTIFACTS')
+    if not artifacts:
+        raise SystemExit('MAGNUM_K8S_ARTIFACTS is not set: no Kubernetes binaries or images '
+                         '(README "Kubernetes"); nothing to measure.')
+    workdir = Path(tempfile.mkdtemp(prefix='magnum-bench-k8s-'))
+    api = Api(workdir)
+    names = []
+    try:
+        api.call('POST', '/clustertemplates', json=TEMPLATE)
+        # The node image is built (or found) and the packages cached before anything is timed.
+        names.append('bench-warmup')
+        create(api, 'bench-warmup', 1)
+        figures = {'create 1+2 (driver)': [], 'create 1+2 (plain kubeadm)': [],
+                   'add 1 to 2 workers': [], 'add 1 to 6 workers': []}
+        for run in range(args.runs):
+            small, big = 'bench-small-%d' % run, 'bench-big-%d' % run
+            names += [small, big]
+            figures['create 1+2 (driver)'].append(create(api, small, 2))
+            figures['create 1+2 (plain kubeadm)'].append(plain(workdir, artifacts, 2))
+            figures['add 1 to 2 workers'].append(add_one(api, small, 2))
+            create(api, big, 6)
+            figures['add 1 to 6 workers'].append(add_one(api, big, 6))
+        best = dict((k, min(v)) for k, v in figures.items())
+        print('Kubernetes on local container nodes (%d run(s), best of each, seconds)' % args.runs)
+        for key, value in best.items():
+            print('  %-28s %7.1f   %s' % (key, value, ' '.join('%.1f' % v for v in figures[key])))
+        print('  ratio create (driver / plain kubeadm): %.2f'
+              % (best['create 1+2 (driver)'] / best['create 1+2 (plain kubeadm)']))
+        print('  ratio add-1 (6 workers / 2 workers): %.2f'
+              % (best['add 1 to 6 workers'] / best['add 1 to 2 workers']))
+    finally:
+        for name in names:
+            api.call('DELETE', '/clusters/' + name)
+        for name in names:
+            api.wait(name)
+        api.stop()
+
+
+if __name__ == '__main__':
+    main()
