@@ -25,7 +25,7 @@ from pathlib import Path
 import jinja2
 import yaml
 
-from swarm_local import Api, add_one, create
+from swarm_local import Api, add_one, create, delete_all, report
 
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / 'collections'))
@@ -121,19 +121,12 @@ def main():
             figures['add 1 to 2 workers'].append(add_one(api, small, 2))
             create(api, big, 6)
             figures['add 1 to 6 workers'].append(add_one(api, big, 6))
-        best = dict((k, min(v)) for k, v in figures.items())
-        print('Kubernetes on local container nodes (%d run(s), best of each, seconds)' % args.runs)
-        for key, value in best.items():
-            print('  %-28s %7.1f   %s' % (key, value, ' '.join('%.1f' % v for v in figures[key])))
-        print('  ratio create (driver / plain kubeadm): %.2f'
-              % (best['create 1+2 (driver)'] / best['create 1+2 (plain kubeadm)']))
-        print('  ratio add-1 (6 workers / 2 workers): %.2f'
-              % (best['add 1 to 6 workers'] / best['add 1 to 2 workers']))
+        report('Kubernetes on local container nodes', figures, [
+            ('create (driver / plain kubeadm)', 'create 1+2 (driver)',
+             'create 1+2 (plain kubeadm)'),
+            ('add-1 (6 workers / 2 workers)', 'add 1 to 6 workers', 'add 1 to 2 workers')])
     finally:
-        for name in names:
-            api.call('DELETE', '/clusters/' + name)
-        for name in names:
-            api.wait(name)
+        delete_all(api, names)
         api.stop()
 
 

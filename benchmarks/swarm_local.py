@@ -92,6 +92,27 @@ def add_one(api, name, workers):
         {'op': 'replace', 'path': '/node_count', 'value': workers + 1}])
 
 
+def report(title, figures, ratios):
+    """Print each figure (the best of its runs, then every run) and each ratio
+    (label, numerator figure, denominator figure) of the bests."""
+    best = dict((k, min(v)) for k, v in figures.items())
+    runs = len(next(iter(figures.values())))
+    print('%s (%d run(s), best of each, seconds)' % (title, runs))
+    width = max(len(key) for key in figures) + 4
+    for key, value in best.items():
+        print('  %-*s %7.1f   %s' % (width, key, value, ' '.join('%.1f' % v for v in figures[key])))
+    for label, numerator, denominator in ratios:
+        print('  ratio %s: %.2f' % (label, best[numerator] / best[denominator]))
+
+
+def delete_all(api, names):
+    """Delete the clusters and wait until they are gone."""
+    for name in names:
+        requests.delete(api.url + '/clusters/' + name, headers=HEADERS, timeout=60)
+    for name in names:
+        api.wait(name)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--runs', type=int, default=1, help='repeat each measure N times')
@@ -114,18 +135,11 @@ def main():
             figures['add 1 to 2 workers'].append(add_one(api, small, 2))
             create(api, big, 6)
             figures['add 1 to 6 workers'].append(add_one(api, big, 6))
-        best = dict((k, min(v)) for k, v in figures.items())
-        print('Swarm on local container nodes (%d run(s), best of each, seconds)' % args.runs)
-        for key, value in best.items():
-            print('  %-22s %7.1f   %s' % (key, value, ' '.join('%.1f' % v for v in figures[key])))
-        print('  ratio add-1 (6 workers / 2 workers): %.2f'
-              % (best['add 1 to 6 workers'] / best['add 1 to 2 workers']))
+        report('Swarm on local container nodes', figures, [
+            ('add-1 (6 workers / 2 workers)', 'add 1 to 6 workers', 'add 1 to 2 workers')])
     finally:
         if not args.keep:
-            for name in names:
-                requests.delete(api.url + '/clusters/' + name, headers=HEADERS, timeout=60)
-            for name in names:
-                api.wait(name)
+            delete_all(api, names)
         api.stop()
 
 

@@ -7,6 +7,7 @@ otherwise. What runs everywhere: a create whose artifacts cannot be had (upstrea
 unreachable, or an incomplete offline directory) ends CREATE_FAILED saying what is
 missing, before anything is done on the nodes, and its delete leaves nothing."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -41,10 +42,33 @@ REAL = TEMPLATE[:-6] + [
     '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
 
 
-def api(tmp_path, **env):
+class Made:
+    """The cluster 'k' a test makes through ``rest`` (its uuid once created)."""
+
+    def __init__(self, rest):
+        self.rest = rest
+        self.uuid = None
+
+    def delete_to_nothing(self):
+        self.rest.coe('cluster', 'delete', 'k')
+        assert self.rest.settled('k')['status'] == 'GONE'
+        nothing_left(self.uuid)
+
+
+@contextlib.contextmanager
+def k8s_on_local_nodes(tmp_path, **env):
+    """The API on the docker provider; whatever the test leaves of its cluster is
+    removed on the way out."""
     env = dict({'XDG_DATA_HOME': str(tmp_path / 'data')}, **env)
-    return ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), REPO, tmp_path,
-                     provider='docker', env=env)
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), REPO, tmp_path,
+                       provider='docker', env=env)
+    made = Made(Rest(server.start()))
+    try:
+        yield made
+    finally:
+        if made.uuid:
+            remove_leftovers(made.uuid)
+        server.stop()
 
 
 @pytest.mark.skipif(bool(ARTIFACTS), reason='MAGNUM_K8S_ARTIFACTS is set: artifacts are there')
@@ -56,13 +80,11 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
         (offline / 'bin').mkdir(parents=True)
         (offline / 'bin' / 'kubeadm').write_text('')
         env['MAGNUM_K8S_ARTIFACTS'] = str(offline)
-    server = api(tmp_path, **env)
-    rest = Rest(server.start())
-    uuid = None
-    try:
+    with k8s_on_local_nodes(tmp_path, **env) as made:
+        rest = made.rest
         rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
         cluster = rest.create('k', 'kt', 1)
-        uuid = cluster['uuid']
+        uuid = made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_FAILED', cluster
         reason = cluster['status_reason']
         if source == 'upstream':
@@ -79,13 +101,7 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
             probe = subprocess.run(['docker', 'exec', node, 'test', '-e',
                                     '/usr/local/bin/kubeadm'], capture_output=True)
             assert probe.returncode != 0
-        rest.coe('cluster', 'delete', 'k')
-        assert rest.settled('k')['status'] == 'GONE'
-        nothing_left(uuid)
-    finally:
-        if uuid:
-            remove_leftovers(uuid)
-        server.stop()
+        made.delete_to_nothing()
 
 
 def standin_artifacts(path):
@@ -120,13 +136,11 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
     containerd) from an offline directory; the stand-in kubeadm then fails the create
     with its message, and delete leaves nothing."""
     offline = standin_artifacts(tmp_path / 'artifacts')
-    server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline))
-    rest = Rest(server.start())
-    uuid = None
-    try:
+    with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline)) as made:
+        rest = made.rest
         rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
         cluster = rest.create('k', 'kt', 1)
-        uuid = cluster['uuid']
+        uuid = made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_FAILED', cluster
         assert 'stand-in kubeadm: init --config /etc/kubernetes/kubeadm.yaml' in \
             cluster['status_reason'], cluster['status_reason']
@@ -148,13 +162,7 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         assert len(master) == 1
         ca = on_node(master[0], 'cat', '/etc/kubernetes/pki/ca.crt').stdout
         assert ca.strip() == rest.coe('ca', 'show', 'k').strip()
-        rest.coe('cluster', 'delete', 'k')
-        assert rest.settled('k')['status'] == 'GONE'
-        nothing_left(uuid)
-    finally:
-        if uuid:
-            remove_leftovers(uuid)
-        server.stop()
+        made.delete_to_nothing()
 
 
 def kubectl(kubeconfig, *args, check=True, stdin=None):
@@ -256,13 +264,11 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
     its DNS name -> node group with role test, a pod selecting it runs there, the group
     resized to 2 -> resize naming a worker removes exactly it -> CA rotation: the old
     kubeconfig is refused, a fresh one works -> delete leaves nothing."""
-    server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS)
-    rest = Rest(server.start())
-    uuid = None
-    try:
+    with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
+        rest = made.rest
         rest.coe('cluster', 'template', 'create', 'kt', *REAL)
         cluster = rest.create('k', 'kt', 2)
-        uuid = cluster['uuid']
+        uuid = made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
         assert cluster['api_address'].startswith('https://')
         conf = cluster_config(rest, 'k', tmp_path / 'cfg')
@@ -317,29 +323,21 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
         fresh = cluster_config(rest, 'k', tmp_path / 'cfg2')
         assert all(n[2] == 'True' for n in ready_nodes(fresh).values())
 
-        rest.coe('cluster', 'delete', 'k')
-        assert rest.settled('k')['status'] == 'GONE'
-        nothing_left(uuid)
-    finally:
-        if uuid:
-            remove_leftovers(uuid)
-        server.stop()
+        made.delete_to_nothing()
 
 
 @needs_upgrade
 def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
     """A template with a newer kube_tag: masters then workers upgraded while a Deployment
     stays available; every node ends on the new version; a downgrade is refused."""
-    server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS)
-    rest = Rest(server.start())
-    uuid = None
-    try:
+    with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
+        rest = made.rest
         rest.coe('cluster', 'template', 'create', 'k-old', *REAL,
                  '--labels', 'kube_tag=%s' % UPGRADE_FROM)
         rest.coe('cluster', 'template', 'create', 'k-new', *REAL,
                  '--labels', 'kube_tag=%s' % UPGRADE_TO)
         cluster = rest.create('k', 'k-old', 2)
-        uuid = cluster['uuid']
+        uuid = made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
         conf = cluster_config(rest, 'k', tmp_path / 'cfg')
         load_workload(uuid, tmp_path)
@@ -373,24 +371,16 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
         refused = rest.coe('cluster', 'upgrade', 'k', 'k-old', check=False)
         assert refused.returncode != 0 and 'downgrade' in (refused.stdout + refused.stderr).lower()
 
-        rest.coe('cluster', 'delete', 'k')
-        assert rest.settled('k')['status'] == 'GONE'
-        nothing_left(uuid)
-    finally:
-        if uuid:
-            remove_leftovers(uuid)
-        server.stop()
+        made.delete_to_nothing()
 
 
 @needs_artifacts
 def test_three_masters_behind_the_load_balancer_survive_one_stopping(tmp_path):
-    server = api(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS)
-    rest = Rest(server.start())
-    uuid = None
-    try:
+    with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
+        rest = made.rest
         rest.coe('cluster', 'template', 'create', 'k-ha', *REAL, '--master-lb-enabled')
         cluster = rest.create('k', 'k-ha', 1, master_count=3)
-        uuid = cluster['uuid']
+        made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
         conf = cluster_config(rest, 'k', tmp_path / 'cfg')
         nodes = ready_nodes(conf)
@@ -403,10 +393,4 @@ def test_three_masters_behind_the_load_balancer_survive_one_stopping(tmp_path):
                  timeout=60, interval=2)
         kubectl(conf, 'create', 'namespace', 'still-writable')
 
-        rest.coe('cluster', 'delete', 'k')
-        assert rest.settled('k')['status'] == 'GONE'
-        nothing_left(uuid)
-    finally:
-        if uuid:
-            remove_leftovers(uuid)
-        server.stop()
+        made.delete_to_nothing()
