@@ -8,52 +8,96 @@ provider and COE roles (the inventory) is proven with the local provider in
 tests/test_swarm.py. Runs when MAGNUM_TEST_CLOUD names a cloud of MAGNUM_TEST_CLOUDS_YAML
 (.ci/run brings the lab up and sets both); skipped, saying so, otherwise."""
 
+import datetime
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import uuid as uuidlib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import REPO, wait_for
 
 BIN = Path(sys.executable).parent
 CLOUD = os.environ.get('MAGNUM_TEST_CLOUD')
-# The lab's clouds.yaml, given only to what talks to the lab (not to this process's
-# environment: other tests drive the API with noauth clients).
-CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
+# The lab's clouds.yaml (an admin of the cloud). The tests themselves run as a user and
+# project of their own (the `lab` fixture), given only to what talks to the lab (not to
+# this process's environment: other tests drive the API with noauth clients).
+ADMIN_CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
 pytestmark = [pytest.mark.openstack, pytest.mark.skipif(
-    not CLOUD or not CLOUDS_YAML,
+    not CLOUD or not ADMIN_CLOUDS_YAML,
     reason='needs the lab cloud: run ../shared/openstack-lab/up.sh and set MAGNUM_TEST_CLOUD=lab '
            'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')]
-IMAGE = 'debian-12-magnum-test'
+# One name for everything this run makes that is not a cluster's own: the run's project
+# and user, image, network, bare-metal nodes, flavor and resource class. Another run on
+# the same cloud (or what an interrupted one left) neither counts against this one's
+# quotas nor shows up in its leftover scans.
+RUN = 'magnum-test-' + uuidlib.uuid4().hex[:8]
+IMAGE = 'debian-12-' + RUN  # the module's catalog tells os_distro by name
+INTERNAL_NET = RUN + '-internal'
+KEYPAIR = 'magnum-test'
+
+
+def connect(clouds_yaml):
+    import openstack.config
+    import openstack.connection
+    region = openstack.config.OpenStackConfig(config_files=[clouds_yaml]).get_one(cloud=CLOUD)
+    return openstack.connection.Connection(config=region)
 
 
 @pytest.fixture(scope='module')
-def conn():
-    import openstack.config
-    import openstack.connection
-    region = openstack.config.OpenStackConfig(config_files=[CLOUDS_YAML]).get_one(cloud=CLOUD)
-    connection = openstack.connection.Connection(config=region)
-    if not connection.image.find_image(IMAGE):
-        connection.image.create_image(name=IMAGE, data=b'not a real disk', disk_format='raw',
-                                      container_format='bare', os_distro='debian')
-    if not connection.compute.find_keypair('magnum-test'):
-        connection.compute.create_keypair(name='magnum-test')
-    if not connection.network.find_network('magnum-test-internal'):
-        connection.network.create_network(name='magnum-test-internal')
+def lab(tmp_path_factory):
+    """The clouds.yaml of a project and user made for this run (admin role on the project,
+    as the bare-metal and flavor set-up needs), deleted afterwards."""
+    admin = connect(ADMIN_CLOUDS_YAML)
+    password = uuidlib.uuid4().hex
+    project = admin.identity.create_project(name=RUN, domain_id='default',
+                                            description='magnum tests; safe to delete')
+    user = admin.identity.create_user(name=RUN, password=password, domain_id='default',
+                                      default_project_id=project.id)
+    admin.identity.assign_project_role_to_user(project, user, admin.identity.find_role('admin'))
+    with open(ADMIN_CLOUDS_YAML) as f:
+        cloud = yaml.safe_load(f)['clouds'][CLOUD]
+    cloud['auth'].update(username=RUN, password=password, project_name=RUN,
+                         user_domain_name='Default', project_domain_name='Default')
+    clouds_yaml = tmp_path_factory.mktemp('lab') / 'clouds.yaml'
+    clouds_yaml.write_text(yaml.safe_dump({'clouds': {CLOUD: cloud}}))
+    try:
+        yield str(clouds_yaml)
+    finally:
+        # What `conn` made (the tests' leftover scans answer for the clusters').
+        own = connect(str(clouds_yaml))
+        for image in own.image.images(name=IMAGE):
+            own.image.delete_image(image)
+        for network in own.network.networks(name=INTERNAL_NET):
+            own.network.delete_network(network)
+        own.compute.delete_keypair(KEYPAIR, ignore_missing=True)
+        admin.identity.delete_user(user)
+        admin.identity.delete_project(project)
+
+
+@pytest.fixture(scope='module')
+def conn(lab):
+    connection = connect(lab)
+    connection.image.create_image(name=IMAGE, data=b'not a real disk', disk_format='raw',
+                                  container_format='bare', os_distro='debian')
+    connection.compute.create_keypair(name=KEYPAIR)
+    connection.network.create_network(name=INTERNAL_NET)
     return connection
 
 
 class Infra:
     """Records in a store of the test's own, and the provider run with ansible-playbook."""
 
-    def __init__(self, tmp_path):
+    def __init__(self, tmp_path, lab):
         self.env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (tmp_path / 'm.sqlite'),
                         MAGNUM_PROVIDER='openstack', MAGNUM_CLOUD=CLOUD,
-                        OS_CLIENT_CONFIG_FILE=CLOUDS_YAML,
+                        OS_CLIENT_CONFIG_FILE=lab,
                         XDG_DATA_HOME=str(tmp_path / 'data'),
                         ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'),
                         ANSIBLE_CALLBACK_RESULT_FORMAT='json',
@@ -89,7 +133,7 @@ class Infra:
 
 def record(infra, name, masters, workers, **template):
     tpl = dict(name=name + '-tpl', coe='kubernetes', image_id=IMAGE, external_network_id='public',
-               keypair_id='magnum-test', flavor_id='m1.tiny', master_flavor_id='m1.tiny',
+               keypair_id=KEYPAIR, flavor_id='m1.tiny', master_flavor_id='m1.tiny',
                docker_volume_size=1, docker_storage_driver='overlay2', floating_ip_enabled=True,
                master_lb_enabled=masters > 1)
     tpl.update(template)
@@ -99,17 +143,22 @@ def record(infra, name, masters, workers, **template):
     return infra.cluster(name)
 
 
+def own_fips(conn):
+    """The floating IPs of this run's project (an admin would list every project's)."""
+    return conn.network.ips(project_id=conn.current_project_id)
+
+
 def servers_of(conn, prefix):
     return sorted((s for s in conn.compute.servers(details=True) if s.name.startswith(prefix)),
                   key=lambda s: s.name)
 
 
-def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, tmp_path):
+def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, lab, tmp_path):
     """3 masters behind Octavia + 2 workers, floating IPs, volumes: exactly the right
     resources; grow by one; shrink by one named node; a user's port blocks delete (named);
     delete leaves nothing."""
-    infra = Infra(tmp_path)
-    fips_before = set(ip.id for ip in conn.network.ips())
+    infra = Infra(tmp_path, lab)
+    fips_before = set(ip.id for ip in own_fips(conn))
     # The lab's Octavia VIP is not a real Neutron port (its README): no floating IP on it.
     cluster = record(infra, 'vmc', 3, 2, labels={
         'master_lb_floating_ip_enabled': 'false',
@@ -126,7 +175,7 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, t
         names = [s.name for s in servers]
         assert [n.rsplit('-', 2)[1:] for n in names] == [
             ['master', '0'], ['master', '1'], ['master', '2'], ['node', '0'], ['node', '1']]
-        assert all(s.status == 'ACTIVE' and s.key_name == 'magnum-test' for s in servers)
+        assert all(s.status == 'ACTIVE' and s.key_name == KEYPAIR for s in servers)
         assert all(s.metadata['magnum_cluster'] == uuid for s in servers)
         groups = dict((g.name, g) for g in conn.compute.server_groups()
                       if g.name.startswith(prefix))
@@ -137,7 +186,7 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, t
         volumes = sorted(v.name for v in conn.block_storage.volumes() if v.name.startswith(prefix))
         assert volumes == sorted(n + '-docker' for n in names)
         ports = dict((p.name, p) for p in conn.network.ports() if (p.name or '').startswith(prefix))
-        fips = [ip for ip in conn.network.ips() if ip.port_id in set(p.id for p in ports.values())]
+        fips = [ip for ip in own_fips(conn) if ip.port_id in set(p.id for p in ports.values())]
         assert len(fips) == 5
         rules = [(r['protocol'], r['port_range_min']) for r in
                  conn.network.find_security_group(prefix + 'secgroup-master').security_group_rules]
@@ -194,8 +243,10 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, t
         cleanup(infra, 'vmc')
 
 
-BM_CLASS = 'baremetal-magnum-test'
-BM_FLAVOR = 'bm.magnum-test'
+BM_CLASS = RUN
+BM_FLAVOR = 'bm.' + RUN
+# The Placement resource class Ironic reports BM_CLASS under.
+BM_RESOURCE = 'CUSTOM_' + re.sub('[^A-Z0-9]', '_', BM_CLASS.upper())
 
 
 @pytest.fixture
@@ -203,23 +254,26 @@ def bm_pool(conn):
     """Three fake-hardware Ironic nodes made available, and a Nova bare-metal flavor
     asking for their resource class (what an operator sets up)."""
     bm = conn.baremetal
-    for stale in bm.nodes(details=True):  # from an interrupted earlier run
-        if (stale.name or '').startswith('magnum-test-bm-'):
+    for stale in bm.nodes(details=True):  # left by a run interrupted hours ago
+        if (stale.name or '').startswith('magnum-test-') and stale.created_at < (
+                datetime.datetime.now(datetime.timezone.utc)
+                - datetime.timedelta(hours=3)).isoformat():
             bm.set_node_maintenance(stale)
             bm.delete_node(stale)
     nodes = []
     for i in range(3):
-        node = bm.create_node(name='magnum-test-bm-%d' % i, driver='fake-hardware',
+        node = bm.create_node(name='%s-bm-%d' % (RUN, i), driver='fake-hardware',
                               resource_class=BM_CLASS,
                               properties={'cpus': 2, 'memory_mb': 2048, 'local_gb': 10,
                                           'cpu_arch': 'x86_64'})
-        bm.create_port(node_id=node.id, address='52:54:00:12:34:%02x' % i)
+        bm.create_port(node_id=node.id, address='52:54:00:%s' % ':'.join(
+            '%02x' % b for b in os.urandom(3)))
         node = bm.set_node_provision_state(node, 'manage', wait=True, timeout=120)
         nodes.append(bm.set_node_provision_state(node, 'provide', wait=True, timeout=120))
     flavor = conn.compute.find_flavor(BM_FLAVOR) or conn.compute.create_flavor(
         name=BM_FLAVOR, ram=2048, vcpus=2, disk=10)
     conn.compute.create_flavor_extra_specs(flavor, {
-        'resources:CUSTOM_BAREMETAL_MAGNUM_TEST': '1', 'resources:VCPU': '0',
+        'resources:' + BM_RESOURCE: '1', 'resources:VCPU': '0',
         'resources:MEMORY_MB': '0', 'resources:DISK_GB': '0'})
     yield nodes
     for node in nodes:
@@ -237,15 +291,15 @@ def bm_nodes(conn, uuid):
                 if (n.extra or {}).get('magnum_cluster') == uuid)
 
 
-def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, bm_pool,
+def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, lab, bm_pool,
                                                                          tmp_path):
     """server_type=bm, 1 master + 1 worker on Ironic nodes of the flavor's resource
     class: deployed with the image on the cluster's ports, floating IPs, no Nova server,
     volume or server group; grow by one; shrink by one named node (released, available
     again); a cluster needing more nodes than are free is refused before anything is
     made; delete releases every node and leaves nothing."""
-    infra = Infra(tmp_path)
-    fips_before = set(ip.id for ip in conn.network.ips())
+    infra = Infra(tmp_path, lab)
+    fips_before = set(ip.id for ip in own_fips(conn))
     image = conn.image.find_image(IMAGE)
     cluster = record(infra, 'bmc', 1, 1, server_type='bm', flavor_id=BM_FLAVOR,
                      master_flavor_id=BM_FLAVOR, docker_volume_size=None)
@@ -269,7 +323,7 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, b
         assert servers_of(conn, prefix) == []
         assert not [g for g in conn.compute.server_groups() if g.name.startswith(prefix)]
         assert not [v for v in conn.block_storage.volumes() if (v.name or '').startswith(prefix)]
-        fips = [ip for ip in conn.network.ips() if ip.port_id in set(p.id for p in ports.values())]
+        fips = [ip for ip in own_fips(conn) if ip.port_id in set(p.id for p in ports.values())]
         assert sorted(cluster['master_addresses'] + cluster['node_addresses']) == sorted(
             ip.floating_ip_address for ip in fips) and len(fips) == 2
 
@@ -308,11 +362,12 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, b
 
 
 @pytest.mark.parametrize('server_type', ['vm', 'bm'])
-def test_create_killed_midway_then_deleted_leaves_nothing(conn, tmp_path, request, server_type):
+def test_create_killed_midway_then_deleted_leaves_nothing(conn, lab, tmp_path, request,
+                                                          server_type):
     """The create is killed once the first server (VM) or claimed Ironic node (bm) exists;
     delete then removes everything, and bare-metal nodes are available again."""
-    infra = Infra(tmp_path)
-    fips_before = set(ip.id for ip in conn.network.ips())
+    infra = Infra(tmp_path, lab)
+    fips_before = set(ip.id for ip in own_fips(conn))
     if server_type == 'bm':
         pool = request.getfixturevalue('bm_pool')
         uuid = record(infra, 'half', 1, 1, server_type='bm', flavor_id=BM_FLAVOR,
@@ -358,8 +413,8 @@ def test_create_killed_midway_then_deleted_leaves_nothing(conn, tmp_path, reques
     ('keypair_id', 'no-such-key', 'Unable to find keypair no-such-key'),
     ('external_network_id', 'no-such-net', 'Unable to find external network no-such-net'),
 ])
-def test_bad_cloud_inputs_fail_before_anything_is_made(conn, tmp_path, field, value, message):
-    infra = Infra(tmp_path)
+def test_bad_cloud_inputs_fail_before_anything_is_made(conn, lab, tmp_path, field, value, message):
+    infra = Infra(tmp_path, lab)
     record(infra, 'bad', 1, 1, **{field: value})
     try:
         run = infra.playbook({'cluster': 'bad'}, check=False)
@@ -383,7 +438,7 @@ def assert_nothing_left(conn, prefix, fips_before):
     left += [g.name for g in conn.network.security_groups() if g.name.startswith(prefix)]
     left += [g.name for g in conn.compute.server_groups() if g.name.startswith(prefix)]
     left += [lb.name for lb in conn.load_balancer.load_balancers() if lb.name.startswith(prefix)]
-    left += [ip.floating_ip_address for ip in conn.network.ips() if ip.id not in fips_before]
+    left += [ip.floating_ip_address for ip in own_fips(conn) if ip.id not in fips_before]
     left += [n.name for n in conn.baremetal.nodes(details=True)
              if ((n.extra or {}).get('magnum_node') or '').startswith(prefix)]
     assert left == [], left
@@ -397,11 +452,11 @@ def cleanup(infra, name):
 
 
 @pytest.fixture
-def cloud_api(conn, tmp_path):
+def cloud_api(conn, lab, tmp_path):
     from conftest import ApiServer
     server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
                        provider='openstack',
-                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': CLOUDS_YAML})
+                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': lab})
     yield server.start()
     server.stop()
 
@@ -413,15 +468,15 @@ def cloud_api(conn, tmp_path):
     ('master_flavor_id', 'm1.nope', 400, 'Unable to find flavor m1.nope.'),
     ('keypair_id', 'no-such-key', 404, 'Unable to find keypair no-such-key.'),
     ('external_network_id', 'no-such-net', 400, 'Unable to find external network no-such-net'),
-    ('external_network_id', 'magnum-test-internal', 400,
-     'The network magnum-test-internal is not an external network (router:external).'),
+    ('external_network_id', INTERNAL_NET, 400,
+     'The network %s is not an external network (router:external).' % INTERNAL_NET),
     ('fixed_network', 'no-such-net', 400, 'Unable to find fixed network no-such-net'),
 ])
 def test_rest_template_validation_against_the_cloud(cloud_api, field, value, status, message):
     import requests
     headers = {'OpenStack-API-Version': 'container-infra latest'}
     good = {'name': 'ok', 'coe': 'kubernetes', 'image_id': IMAGE, 'external_network_id': 'public',
-            'keypair_id': 'magnum-test', 'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'}
+            'keypair_id': KEYPAIR, 'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'}
     resp = requests.post(cloud_api.url + '/v1/clustertemplates', json=dict(good, **{field: value}),
                          headers=headers, timeout=60)
     assert resp.status_code == status, resp.text
@@ -444,7 +499,7 @@ def test_rest_cluster_create_checks_room_on_the_cloud(cloud_api, bm_pool):
     headers = {'OpenStack-API-Version': 'container-infra latest'}
     url = cloud_api.url + '/v1/'
     base = {'coe': 'kubernetes', 'image_id': IMAGE, 'external_network_id': 'public',
-            'keypair_id': 'magnum-test'}
+            'keypair_id': KEYPAIR}
     for name, extra in (('vm', {'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'}),
                         ('bm', {'flavor_id': BM_FLAVOR, 'master_flavor_id': BM_FLAVOR,
                                 'server_type': 'bm'})):
@@ -460,7 +515,7 @@ def test_rest_cluster_create_checks_room_on_the_cloud(cloud_api, bm_pool):
                                                  'node_count': 3}, headers=headers, timeout=60)
     assert resp.status_code == 400, resp.text
     assert resp.json()['errors'][0]['detail'] == (
-        'Not enough bare metal nodes for flavor %s (resource class '
-        'CUSTOM_BAREMETAL_MAGNUM_TEST): 4 needed, 3 available.' % BM_FLAVOR)
+        'Not enough bare metal nodes for flavor %s (resource class %s): 4 needed, '
+        '3 available.' % (BM_FLAVOR, BM_RESOURCE))
     listed = requests.get(url + 'clusters', headers=headers, timeout=60).json()['clusters']
     assert listed == []
