@@ -243,6 +243,61 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         cleanup(infra, 'vmc')
 
 
+def test_upgrade_to_a_new_image_rebuilds_servers_one_at_a_time(conn, lab, tmp_path):
+    """An upgrade to a template with another image rebuilds every server on it, the
+    master first, one at a time (Nova's own action records), keeping the servers, their
+    addresses and volumes; the node groups and the cluster then name the new image and
+    template; a second run rebuilds nothing."""
+    infra = Infra(tmp_path, lab)
+    fips_before = set(ip.id for ip in own_fips(conn))
+    new_image = conn.image.create_image(name=IMAGE + '-r2', data=b'another disk',
+                                        disk_format='raw', container_format='bare',
+                                        os_distro='debian')
+    record(infra, 'upc', 1, 1, floating_ip_enabled=False)
+    infra.module('cluster_template', name='upc-tpl2', coe='kubernetes', image_id=new_image.name,
+                 external_network_id='public', keypair_id=KEYPAIR, flavor_id='m1.tiny',
+                 master_flavor_id='m1.tiny', docker_volume_size=1,
+                 docker_storage_driver='overlay2', floating_ip_enabled=False)
+    try:
+        infra.playbook({'cluster': 'upc'})
+        prefix = infra.resources('upc')['resources']['networks'][0]['name'][:-len('network')]
+        before = dict((s.name, (s.id, s.addresses, s.image.id)) for s in servers_of(conn, prefix))
+        assert len(before) == 2 and new_image.id not in [b[2] for b in before.values()]
+
+        infra.playbook({'cluster': 'upc', 'operation': 'upgrade',
+                        'cluster_template': 'upc-tpl2'})
+        after = servers_of(conn, prefix)
+        assert dict((s.name, (s.id, s.addresses)) for s in after) == dict(
+            (name, b[:2]) for name, b in before.items())
+        assert all(s.image.id == new_image.id and s.status == 'ACTIVE' for s in after)
+        assert all(len(s.attached_volumes) == 1 for s in after)
+        rebuilds = sorted((a.start_time, s.name, conn.compute.get_server_action(a, s))
+                          for s in after for a in conn.compute.server_actions(s)
+                          if a.action == 'rebuild')
+        assert [name for _start, name, _a in rebuilds] == [
+            prefix + n for n in ('master-0', 'node-0')]
+        for (_s, _n, earlier), (start, _name, _later) in zip(rebuilds, rebuilds[1:]):
+            assert max(e.finish_time for e in earlier.events) <= start
+        cluster = infra.cluster('upc')
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        groups = infra.module('nodegroup_info', cluster='upc')['nodegroups']
+        assert set(g['image_id'] for g in groups) == {new_image.name}
+        template = infra.module('cluster_template_info', name='upc-tpl2')['cluster_templates'][0]
+        assert cluster['cluster_template_id'] == template['uuid']
+
+        # Again: every server is on its image, nothing is rebuilt.
+        infra.playbook({'cluster': 'upc', 'operation': 'upgrade',
+                        'cluster_template': 'upc-tpl2'})
+        assert len([a for s in after for a in conn.compute.server_actions(s)
+                    if a.action == 'rebuild']) == 2
+
+        infra.playbook({'cluster': 'upc', 'operation': 'delete'})
+        assert_nothing_left(conn, prefix, fips_before)
+    finally:
+        cleanup(infra, 'upc')
+        conn.image.delete_image(new_image)
+
+
 BM_CLASS = RUN
 BM_FLAVOR = 'bm.' + RUN
 # The Placement resource class Ironic reports BM_CLASS under.

@@ -99,6 +99,41 @@ def test_transitions_are_compare_and_set(db_url):
         lifecycle.end_operation(store, store.get('cluster', 'c1'), 'resize', True)
 
 
+def test_upgrade_moves_node_groups_to_the_new_image(db_url):
+    """Groups on the old template's image follow the new template's; a group given an
+    image of its own keeps it; an upgrade of one group moves only that group."""
+    store, tpl = make(db_url)
+    lifecycle.create_template(store, dict(TPL, name='tpl2', image_id='debian-12-r2'), SCOPE)
+    lifecycle.create_template(store, dict(TPL, name='tpl3', image_id='debian-12-r3'), SCOPE)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    store.finish_operation(cluster['uuid'], 'create', True)
+    cluster = store.get('cluster', 'c1')
+    for name, image in (('own', 'debian-12-gpu'), ('plain', None)):
+        lifecycle.create_nodegroup(store, cluster, {'name': name, 'image_id': image}, SCOPE)
+        store.finish_operation(cluster['uuid'], 'nodegroup_create', True)
+
+    def images():
+        groups = store.find('nodegroup', cluster_id=cluster['uuid'])
+        return dict((g['name'], g['image_id']) for g in groups)
+    started, new, _group = lifecycle.start_upgrade(store, store.get('cluster', 'c1'), 'tpl2',
+                                                   SCOPE)
+    lifecycle.end_operation(store, started, 'upgrade', True, template_id=new['uuid'])
+    assert images() == {'default-master': 'debian-12-r2', 'default-worker': 'debian-12-r2',
+                        'own': 'debian-12-gpu', 'plain': 'debian-12-r2'}
+    started, new, group = lifecycle.start_upgrade(store, store.get('cluster', 'c1'), 'tpl3',
+                                                  SCOPE, nodegroup='plain')
+    lifecycle.end_operation(store, started, 'upgrade', True, nodegroup=group['uuid'],
+                            template_id=new['uuid'])
+    assert images() == {'default-master': 'debian-12-r2', 'default-worker': 'debian-12-r2',
+                        'own': 'debian-12-gpu', 'plain': 'debian-12-r3'}
+    # A failed upgrade changes no image.
+    started, new, _group = lifecycle.start_upgrade(store, store.get('cluster', 'c1'), 'tpl',
+                                                   SCOPE)
+    lifecycle.end_operation(store, started, 'upgrade', False, reason='x', template_id=new['uuid'])
+    assert images()['default-worker'] == 'debian-12-r2'
+
+
 def _race_start(url, uuid, queue):
     store = store_mod.Store(url)
     try:

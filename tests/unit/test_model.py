@@ -165,6 +165,16 @@ def test_upgrade_refuses_downgrade():
         model.check_upgrade({}, old, old, 0)
 
 
+def test_upgrade_to_another_image_needs_a_driver_that_rebuilds_nodes():
+    # Kubernetes rebuilds its nodes one at a time on the new image; swarm mode cannot.
+    model.check_upgrade({}, template(), template(image_id='debian-12-r2'), 1)
+    with pytest.raises(Invalid, match=r'another image \(debian-12 -> debian-12-r2\) is not '
+                                      r'supported by driver swarm_mode'):
+        model.check_upgrade({}, template(coe='swarm'),
+                            template(coe='swarm', image_id='debian-12-r2'), 1)
+    model.check_upgrade({}, template(coe='swarm'), template(coe='swarm'), 1)
+
+
 def test_federation_member_cannot_be_deleted():
     with pytest.raises(Conflict, match='unjoin'):
         model.check_member_delete({'uuid': 'c1', 'name': 'c'},

@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    baremetal, cloud, drivers, k8s_config, labels, local_nodes)
+    baremetal, cloud, drivers, images, k8s_config, labels, local_nodes)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -92,6 +92,7 @@ class FilterModule(object):
                 'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
                 'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
+                'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),

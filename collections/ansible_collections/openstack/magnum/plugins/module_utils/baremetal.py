@@ -72,6 +72,7 @@ def as_server(node):
             'status': 'ACTIVE' if node.provision_state == 'active'
             else (node.provision_state or 'unknown').upper(),
             'metadata': dict((k, extra[k]) for k in MARKS if k in extra),
+            'image': {'id': (node.instance_info or {}).get('image_source')},
             'baremetal_node': node.name or node.id}
 
 

@@ -52,7 +52,7 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 
 class Driver(object):
     def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
-                 picks_nodes_to_remove=False):
+                 picks_nodes_to_remove=False, rebuilds_nodes=False):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -63,6 +63,10 @@ class Driver(object):
         # Its roles' tasks/removal_order.yml names the nodes a shrink that names none
         # removes (magnum_nodes_to_remove), before the provider plans.
         self.picks_nodes_to_remove = picks_nodes_to_remove
+        # Its roles' tasks/rebuild_leave.yml and rebuild_join.yml take one node
+        # (magnum_rebuild_node) out of the COE before the provider rebuilds it on a new
+        # image and back in after: an upgrade to a template with another image.
+        self.rebuilds_nodes = rebuilds_nodes
 
     def check(self, template, labels):
         """Raise Invalid (400) for a template/label option this driver has no
@@ -83,6 +87,7 @@ class Driver(object):
         data = {'name': self.name, 'coe': self.coe, 'os_distros': list(self.os_distros),
                 'server_types': list(self.server_types), 'roles': list(self.roles),
                 'picks_nodes_to_remove': self.picks_nodes_to_remove,
+                'rebuilds_nodes': self.rebuilds_nodes,
                 # The masters' ports a load balancer in front of them serves.
                 'api_ports': list(facts.get('api_ports', (facts['api_port'],)))}
         if roles_dir is not None:
@@ -107,7 +112,7 @@ def _swarm_mode_refuses(template, labels):
 
 REGISTRY = (
     Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
-           picks_nodes_to_remove=True),
+           picks_nodes_to_remove=True, rebuilds_nodes=True),
     Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
            refuse=_swarm_mode_refuses),
     Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),

@@ -47,3 +47,44 @@ def os_distro(image_id, images=None):
         if name.startswith(prefix):
             return distro
     raise Invalid("Image %s doesn't contain os_distro field." % image_id)
+
+
+def upgrade_image(group, old_template, new_template):
+    """The image a node group's nodes have after an upgrade to ``new_template``: the
+    new template's, unless the group was given an image of its own (not the one the
+    old template named), which it keeps."""
+    own = group.get('image_id')
+    if own and own != old_template.get('image_id'):
+        return own
+    return new_template.get('image_id') or own
+
+
+def rebuild_plan(servers, nodegroups, old_template, new_template, image_ids=None,
+                 nodegroup=None):
+    """The servers an upgrade rebuilds on a new image, in the order they go one at a
+    time: masters first, then the workers, each group by node index.
+
+    ``servers`` are shaped as openstack.cloud.server_info returns them (``name``,
+    ``image.id`` and the cluster's ``metadata``: magnum_role, magnum_nodegroup_uuid,
+    magnum_index); ``image_ids`` maps image names to Glance ids; ``nodegroup`` (a
+    uuid) limits the plan to that group's servers. A server already on its image is
+    left alone, so a retried upgrade goes on where the last one stopped.
+    """
+    image_ids = image_ids or {}
+    groups = dict((g['uuid'], g) for g in nodegroups)
+    plan = []
+    for server in servers:
+        meta = server.get('metadata') or {}
+        group = groups.get(meta.get('magnum_nodegroup_uuid'))
+        if group is None or (nodegroup and group['uuid'] != nodegroup):
+            continue
+        wanted = upgrade_image(group, old_template, new_template)
+        image = server.get('image')
+        current = image.get('id') if isinstance(image, dict) else image
+        if not wanted or image_ids.get(wanted, wanted) == current:
+            continue
+        plan.append({'name': server['name'], 'image': wanted,
+                     'role': meta.get('magnum_role') or group.get('role'),
+                     'nodegroup': group['name'], 'index': int(meta.get('magnum_index') or 0)})
+    plan.sort(key=lambda n: (n['role'] != 'master', n['nodegroup'], n['index'], n['name']))
+    return plan

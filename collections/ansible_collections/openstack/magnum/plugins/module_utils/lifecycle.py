@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    drivers, model, states, tls)
+    drivers, images, model, states, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound)
 
@@ -396,6 +396,19 @@ def _group_updates(store, cluster, operation, ok, reason, nodegroup, node_count)
         store.update('nodegroup', group['uuid'], values)
 
 
+def _upgrade_group_images(store, cluster, template_id, group):
+    """After an upgrade, the node groups (the one upgraded, or all) are on the new
+    template's image, save those given an image of their own (images.upgrade_image)."""
+    old = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    new = store.get('cluster_template', template_id, by_name=False)
+    for each in store.find('nodegroup', cluster_id=cluster['uuid']):
+        if group is not None and each['uuid'] != group['uuid']:
+            continue
+        image = images.upgrade_image(each, old, new)
+        if image != each.get('image_id'):
+            store.update('nodegroup', each['uuid'], {'image_id': image})
+
+
 def end_operation(store, cluster, operation, ok, reason=None, facts=None, nodegroup=None,
                   node_count=None, template_id=None):
     """Write the final status of ``operation`` (and of the groups it touched).
@@ -422,6 +435,7 @@ def end_operation(store, cluster, operation, ok, reason=None, facts=None, nodegr
             values['node_count'] = node_count
         if template_id:
             values['cluster_template_id'] = template_id
+            _upgrade_group_images(store, cluster, template_id, group)
     if values:
         set_facts(store, cluster['uuid'], dict((k, v) for k, v in values.items()
                                                if k != 'cluster_template_id'))

@@ -272,6 +272,13 @@ def check_upgrade(cluster, current_template, new_template, max_batch_size):
     if new_template['coe'] != current_template['coe']:
         raise Invalid("Upgrading to a template of another COE (%s -> %s) is not supported."
                       % (current_template['coe'], new_template['coe']))
+    driver = drivers.by_name(new_template['driver']) if new_template.get('driver') else None
+    if new_template.get('image_id') != current_template.get('image_id') and driver is not None \
+            and not driver.rebuilds_nodes:
+        raise Invalid("Upgrading to another image (%s -> %s) is not supported by driver %s: "
+                      "it cannot rebuild the cluster's nodes."
+                      % (current_template.get('image_id'), new_template.get('image_id'),
+                         driver.name))
     old = labels_mod.version_tuple(current_template.get('labels', {}).get('kube_tag'))
     new = labels_mod.version_tuple(new_template.get('labels', {}).get('kube_tag'))
     if old is not None and new is not None and new < old:

@@ -109,12 +109,14 @@ EXAMPLES = r'''
 RETURN = r'''
 servers:
   description: The cluster's bare-metal servers after the run, shaped like
-    openstack.cloud.server_info's servers (C(metadata) holds the node's marks).
+    openstack.cloud.server_info's servers (C(metadata) holds the node's marks, C(image.id)
+    the deployed Glance image).
   returned: always
   type: list
   elements: dict
   sample: [{"id": "5e2f...", "name": "k8s-abc-master-0", "status": "ACTIVE",
-            "metadata": {"magnum_role": "master"}, "baremetal_node": "rack1-07"}]
+            "metadata": {"magnum_role": "master"}, "image": {"id": "4b1e..."},
+            "baremetal_node": "rack1-07"}]
 deployed:
   description: Servers deployed by this run.
   returned: always
