@@ -352,10 +352,14 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, l
     class: deployed with the image on the cluster's ports, floating IPs, no Nova server,
     volume or server group; grow by one; shrink by one named node (released, available
     again); a cluster needing more nodes than are free is refused before anything is
-    made; delete releases every node and leaves nothing."""
+    made; an upgrade to another image rebuilds the nodes in place; delete releases every
+    node and leaves nothing."""
     infra = Infra(tmp_path, lab)
     fips_before = set(ip.id for ip in own_fips(conn))
     image = conn.image.find_image(IMAGE)
+    new_image = conn.image.create_image(name=IMAGE + '-bm2', data=b'another disk',
+                                        disk_format='raw', container_format='bare',
+                                        os_distro='debian')
     cluster = record(infra, 'bmc', 1, 1, server_type='bm', flavor_id=BM_FLAVOR,
                      master_flavor_id=BM_FLAVOR, docker_volume_size=None)
     uuid = cluster['uuid']
@@ -407,6 +411,20 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, l
         assert 'magnum_cluster' not in (node.extra or {})
         assert conn.network.find_port(leaving + '-port') is None
 
+        # Upgrade to a template with another image: each node is rebuilt on it (Ironic's
+        # rebuild: the same node, port and address).
+        before = bm_nodes(conn, uuid)
+        infra.module('cluster_template', name='bmc-tpl2', coe='kubernetes', image_id=new_image.name,
+                     external_network_id='public', keypair_id=KEYPAIR, server_type='bm',
+                     flavor_id=BM_FLAVOR, master_flavor_id=BM_FLAVOR, floating_ip_enabled=True)
+        infra.playbook({'cluster': 'bmc', 'operation': 'upgrade', 'cluster_template': 'bmc-tpl2'})
+        after = bm_nodes(conn, uuid)
+        assert dict((n, (node.id, node.extra['magnum_address'])) for n, node in after.items()) == \
+            dict((n, (node.id, node.extra['magnum_address'])) for n, node in before.items())
+        assert all(node.provision_state == 'active' and
+                   node.instance_info['image_source'] == new_image.id for node in after.values())
+        assert infra.cluster('bmc')['status'] == 'UPDATE_COMPLETE'
+
         infra.playbook({'cluster': 'bmc', 'operation': 'delete'})
         assert bm_nodes(conn, uuid) == {}
         assert all(conn.baremetal.get_node(n.id).provision_state == 'available'
@@ -414,6 +432,7 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, l
         assert_nothing_left(conn, prefix, fips_before)
     finally:
         cleanup(infra, 'bmc')
+        conn.image.delete_image(new_image)
 
 
 @pytest.mark.parametrize('server_type', ['vm', 'bm'])

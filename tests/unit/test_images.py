@@ -29,6 +29,11 @@ def test_a_retry_goes_on_where_the_last_run_stopped():
     servers = [server('c-master-0', 'gm', 0, 'id-2', 'master'), server('c-node-0', 'gw', 0, 'id-2'),
                server('c-node-1', 'gw', 1, 'id-1')]
     assert [n['name'] for n in images.rebuild_plan(servers, GROUPS, OLD, NEW, IDS)] == ['c-node-1']
+    # A server whose rebuild failed (on the new image, not ACTIVE) is rebuilt again.
+    servers[1]['status'] = 'ERROR'
+    assert [n['name'] for n in images.rebuild_plan(servers, GROUPS, OLD, NEW, IDS)] == [
+        'c-node-0', 'c-node-1']
+    servers[1]['status'] = 'ACTIVE'
     # The same image in both templates (a kube_tag-only upgrade): nothing is rebuilt.
     on_old = [server('c-master-0', 'gm', 0, 'id-1', 'master'), server('c-node-0', 'gw', 0, 'id-1')]
     assert images.rebuild_plan(on_old, GROUPS, OLD, dict(OLD, labels={'kube_tag': 'v2'}),

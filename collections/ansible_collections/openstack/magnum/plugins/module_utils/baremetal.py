@@ -53,9 +53,11 @@ def find_flavor(conn, ident):
 
 
 def free_nodes(conn, resource_class):
-    """Available, unclaimed nodes out of maintenance, of that (normalized) class."""
+    """Available, unclaimed nodes out of maintenance, of that (normalized) class (a node
+    still marked for a cluster is being redeployed for it)."""
     return [n for n in conn.baremetal.nodes(details=True, provision_state='available')
             if not n.is_maintenance and not n.instance_id
+            and not (n.extra or {}).get('magnum_cluster')
             and normalized_class(n.resource_class) == resource_class]
 
 
@@ -136,6 +138,54 @@ def deploy(conn, cluster_uuid, spec, public_keys, timeout):
         raise Conflict("Deploying bare metal node %s for %s failed: %s"
                        % (node.name or node.id, spec['name'], node.last_error))
     return node, True
+
+
+def needs_rebuild(node, image_id):
+    """Whether the node is not (cleanly) deployed with the image."""
+    return not (node.provision_state == 'active'
+                and (node.instance_info or {}).get('image_source') == image_id)
+
+
+def rebuild(conn, node, image_id, public_keys, timeout):
+    """Deploy ``image_id`` again on a claimed node (same node, VIF and address) with a
+    fresh config drive: Ironic's rebuild, or where Ironic fails it with a server error
+    (Ironic 39 fails every rebuild: ``auto_lessee`` unset in
+    ironic/conductor/deployments.py), an undeploy and a deploy of the same node."""
+    name = node.extra['magnum_node']
+    drive = config_drive({'name': name, 'instance_uuid': node.instance_id}, public_keys)
+    info = dict(node.instance_info or {}, image_source=image_id)
+    node = conn.baremetal.update_node(node, instance_info=info)
+    try:
+        conn.baremetal.set_node_provision_state(node, 'rebuild', config_drive=drive)
+    except Exception as exc:
+        if (getattr(exc, 'status_code', None) or 0) < 500:
+            raise
+        _redeploy(conn, node, info, drive, timeout)
+    node = wait_state(conn, node.id, ('active', 'deploy failed', 'error'), timeout)
+    if node.provision_state != 'active':
+        raise Conflict("Rebuilding bare metal node %s for %s failed: %s"
+                       % (node.name or node.id, name, node.last_error))
+    return node
+
+
+def _redeploy(conn, node, instance_info, drive, timeout):
+    """Undeploy the node and deploy it again with ``instance_info``, keeping its claim
+    (instance uuid and marks; a node marked for a cluster is never taken as free) and
+    VIFs."""
+    vifs = conn.baremetal.list_node_vifs(node)
+    conn.baremetal.set_node_provision_state(node, 'deleted')
+    undeployed = wait_state(conn, node.id, ('available', 'manageable', 'clean failed'), timeout)
+    if undeployed.provision_state != 'available':
+        raise Conflict("Rebuilding bare metal node %s for %s failed: it is %s after undeploy: %s"
+                       % (node.name or node.id, node.extra['magnum_node'],
+                          undeployed.provision_state, undeployed.last_error))
+    node = conn.baremetal.update_node(undeployed, instance_id=node.instance_id, extra=node.extra,
+                                      instance_info=instance_info)
+    attached = conn.baremetal.list_node_vifs(node)
+    for vif in vifs:
+        if vif not in attached:
+            conn.baremetal.attach_vif_to_node(node, vif)
+    conn.baremetal.set_node_provision_state(node, 'active', config_drive=drive)
 
 
 def wait_state(conn, node_id, states, timeout):

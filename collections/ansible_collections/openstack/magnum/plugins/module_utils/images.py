@@ -67,8 +67,9 @@ def rebuild_plan(servers, nodegroups, old_template, new_template, image_ids=None
     ``servers`` are shaped as openstack.cloud.server_info returns them (``name``,
     ``image.id`` and the cluster's ``metadata``: magnum_role, magnum_nodegroup_uuid,
     magnum_index); ``image_ids`` maps image names to Glance ids; ``nodegroup`` (a
-    uuid) limits the plan to that group's servers. A server already on its image is
-    left alone, so a retried upgrade goes on where the last one stopped.
+    uuid) limits the plan to that group's servers. A server already ACTIVE on its image
+    is left alone, so a retried upgrade goes on where the last one stopped (a server
+    whose rebuild failed is rebuilt again).
     """
     image_ids = image_ids or {}
     groups = dict((g['uuid'], g) for g in nodegroups)
@@ -81,7 +82,8 @@ def rebuild_plan(servers, nodegroups, old_template, new_template, image_ids=None
         wanted = upgrade_image(group, old_template, new_template)
         image = server.get('image')
         current = image.get('id') if isinstance(image, dict) else image
-        if not wanted or image_ids.get(wanted, wanted) == current:
+        on_it = image_ids.get(wanted, wanted) == current
+        if not wanted or (on_it and server.get('status', 'ACTIVE') == 'ACTIVE'):
             continue
         plan.append({'name': server['name'], 'image': wanted,
                      'role': meta.get('magnum_role') or group.get('role'),

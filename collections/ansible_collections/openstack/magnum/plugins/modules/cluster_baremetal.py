@@ -23,14 +23,18 @@ description:
   - With I(state=absent), the named servers (all the cluster's when I(names) is omitted)
     are undeployed, their VIFs detached and the marks cleared, so the nodes are
     C(available) again. (Floating IPs are cluster_floating_ips' business.)
+  - With I(state=rebuilt), the named servers are deployed again with I(image) (Ironic's
+    rebuild, same node, port and address, a fresh config drive); those already active on
+    that image are left alone.
 extends_documentation_fragment:
   - openstack.magnum.store
   - openstack.magnum.cloud
 options:
   state:
-    description: C(present) deploys I(servers); C(absent) releases I(names).
+    description: C(present) deploys I(servers); C(absent) releases I(names); C(rebuilt)
+      deploys I(image) again on I(names).
     type: str
-    choices: [present, absent]
+    choices: [present, absent, rebuilt]
     default: present
   servers:
     description: The servers to have, as the provider plans them.
@@ -72,20 +76,24 @@ options:
         description: User data for the config drive.
         type: str
   names:
-    description: With I(state=absent), the servers to release (default all).
+    description: With I(state=absent), the servers to release (default all); with
+      I(state=rebuilt), the servers to rebuild.
     type: list
     elements: str
+  image:
+    description: With I(state=rebuilt), the Glance image (name or ID) to deploy.
+    type: str
   public_keys:
     description: SSH public keys put in the config drive.
     type: list
     elements: str
     default: []
   timeout:
-    description: Seconds to wait for each node to deploy or undeploy.
+    description: Seconds to wait for each node to deploy, rebuild or undeploy.
     type: int
     default: 600
 notes:
-  - Check mode reports what would be deployed or released, and does nothing.
+  - Check mode reports what would be deployed, rebuilt or released, and does nothing.
 '''
 
 EXAMPLES = r'''
@@ -104,6 +112,15 @@ EXAMPLES = r'''
     cloud: mycloud
     state: absent
     names: [k8s-abc-node-0]
+
+- name: Rebuild one on a new image
+  openstack.magnum.cluster_baremetal:
+    cluster: k8s
+    cloud: mycloud
+    state: rebuilt
+    names: [k8s-abc-node-0]
+    image: debian-12-2026-11
+    public_keys: ["ssh-ed25519 AAAA..."]
 '''
 
 RETURN = r'''
@@ -127,6 +144,11 @@ released:
   returned: always
   type: list
   elements: str
+rebuilt:
+  description: Servers rebuilt by this run.
+  returned: always
+  type: list
+  elements: str
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
@@ -142,20 +164,24 @@ SERVER_SPEC = dict(
 
 class ClusterBaremetalModule(CloudModule):
     argument_spec = dict(
-        state=dict(type='str', default='present', choices=['present', 'absent']),
+        state=dict(type='str', default='present', choices=['present', 'absent', 'rebuilt']),
         servers=dict(type='list', elements='dict', default=[], options=SERVER_SPEC),
         names=dict(type='list', elements='str'),
+        image=dict(type='str'),
         public_keys=dict(type='list', elements='str', default=[], no_log=False),
         timeout=dict(type='int', default=600),
     )
 
+    module_kwargs = dict(required_if=[('state', 'rebuilt', ['names', 'image'])])
+
     def act(self, conn, record):
-        present = self.params['state'] == 'present'
-        deployed, released = (self.deploy(conn, record) if present
-                              else ([], self.release(conn, record)))
+        state = self.params['state']
+        deployed = self.deploy(conn, record) if state == 'present' else []
+        released = self.release(conn, record) if state == 'absent' else []
+        rebuilt = self.rebuild(conn, record) if state == 'rebuilt' else []
         servers = [baremetal.as_server(n) for n in baremetal.claimed(conn, record['uuid'])]
-        self.exit_json(changed=bool(deployed or released), servers=servers,
-                       deployed=deployed, released=released)
+        self.exit_json(changed=bool(deployed or released or rebuilt), servers=servers,
+                       deployed=deployed, released=released, rebuilt=rebuilt)
 
     def deploy(self, conn, record):
         have = dict((n.extra.get('magnum_node'), n) for n in baremetal.claimed(conn, record['uuid']))
@@ -169,7 +195,21 @@ class ClusterBaremetalModule(CloudModule):
                 baremetal.deploy(conn, record['uuid'], dict((k, v) for k, v in spec.items()
                                                             if v is not None),
                                  self.params['public_keys'], self.params['timeout'])
-        return deployed, []
+        return deployed
+
+    def rebuild(self, conn, record):
+        have = dict((n.extra.get('magnum_node'), n) for n in baremetal.claimed(conn, record['uuid']))
+        missing = [name for name in self.params['names'] if name not in have]
+        if missing:
+            self.fail_json(msg="No bare metal server %s in cluster %s."
+                               % (', '.join(missing), record['name']))
+        image = conn.image.find_image(self.params['image'], ignore_missing=False)
+        rebuilt = [name for name in self.params['names']
+                   if baremetal.needs_rebuild(have[name], image.id)]
+        for name in rebuilt if not self.check_mode else []:
+            baremetal.rebuild(conn, have[name], image.id, self.params['public_keys'],
+                              self.params['timeout'])
+        return rebuilt
 
     def release(self, conn, record):
         names = self.params['names']
