@@ -84,8 +84,7 @@ def lab(tmp_path_factory):
 @pytest.fixture(scope='module')
 def conn(lab):
     connection = connect(lab)
-    connection.image.create_image(name=IMAGE, data=b'not a real disk', disk_format='raw',
-                                  container_format='bare', os_distro='debian')
+    debian_image(connection, IMAGE)
     connection.compute.create_keypair(name=KEYPAIR)
     connection.network.create_network(name=INTERNAL_NET)
     return connection
@@ -131,13 +130,23 @@ class Infra:
         return self.module('cluster_resources', cluster=name, cloud=CLOUD)
 
 
-def record(infra, name, masters, workers, **template):
-    tpl = dict(name=name + '-tpl', coe='kubernetes', image_id=IMAGE, external_network_id='public',
+def debian_image(conn, name):
+    """A Glance image the provider takes for Debian (no guest boots on the lab)."""
+    return conn.image.create_image(name=name, data=('disk ' + name).encode(), disk_format='raw',
+                                   container_format='bare', os_distro='debian')
+
+
+def template(infra, name, masters=1, **fields):
+    tpl = dict(name=name, coe='kubernetes', image_id=IMAGE, external_network_id='public',
                keypair_id=KEYPAIR, flavor_id='m1.tiny', master_flavor_id='m1.tiny',
                docker_volume_size=1, docker_storage_driver='overlay2', floating_ip_enabled=True,
                master_lb_enabled=masters > 1)
-    tpl.update(template)
+    tpl.update(fields)
     infra.module('cluster_template', **tpl)
+
+
+def record(infra, name, masters, workers, **fields):
+    template(infra, name + '-tpl', masters, **fields)
     infra.module('cluster', name=name, cluster_template_id=name + '-tpl', node_count=workers,
                  master_count=masters)
     return infra.cluster(name)
@@ -250,14 +259,9 @@ def test_upgrade_to_a_new_image_rebuilds_servers_one_at_a_time(conn, lab, tmp_pa
     template; a second run rebuilds nothing."""
     infra = Infra(tmp_path, lab)
     fips_before = set(ip.id for ip in own_fips(conn))
-    new_image = conn.image.create_image(name=IMAGE + '-r2', data=b'another disk',
-                                        disk_format='raw', container_format='bare',
-                                        os_distro='debian')
+    new_image = debian_image(conn, IMAGE + '-r2')
     record(infra, 'upc', 1, 1, floating_ip_enabled=False)
-    infra.module('cluster_template', name='upc-tpl2', coe='kubernetes', image_id=new_image.name,
-                 external_network_id='public', keypair_id=KEYPAIR, flavor_id='m1.tiny',
-                 master_flavor_id='m1.tiny', docker_volume_size=1,
-                 docker_storage_driver='overlay2', floating_ip_enabled=False)
+    template(infra, 'upc-tpl2', image_id=new_image.name, floating_ip_enabled=False)
     try:
         infra.playbook({'cluster': 'upc'})
         prefix = infra.resources('upc')['resources']['networks'][0]['name'][:-len('network')]
@@ -282,8 +286,8 @@ def test_upgrade_to_a_new_image_rebuilds_servers_one_at_a_time(conn, lab, tmp_pa
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
         groups = infra.module('nodegroup_info', cluster='upc')['nodegroups']
         assert set(g['image_id'] for g in groups) == {new_image.name}
-        template = infra.module('cluster_template_info', name='upc-tpl2')['cluster_templates'][0]
-        assert cluster['cluster_template_id'] == template['uuid']
+        tpl2 = infra.module('cluster_template_info', name='upc-tpl2')['cluster_templates'][0]
+        assert cluster['cluster_template_id'] == tpl2['uuid']
 
         # Again: every server is on its image, nothing is rebuilt.
         infra.playbook({'cluster': 'upc', 'operation': 'upgrade',
@@ -357,11 +361,10 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, l
     infra = Infra(tmp_path, lab)
     fips_before = set(ip.id for ip in own_fips(conn))
     image = conn.image.find_image(IMAGE)
-    new_image = conn.image.create_image(name=IMAGE + '-bm2', data=b'another disk',
-                                        disk_format='raw', container_format='bare',
-                                        os_distro='debian')
-    cluster = record(infra, 'bmc', 1, 1, server_type='bm', flavor_id=BM_FLAVOR,
-                     master_flavor_id=BM_FLAVOR, docker_volume_size=None)
+    new_image = debian_image(conn, IMAGE + '-bm2')
+    bare_metal = dict(server_type='bm', flavor_id=BM_FLAVOR, master_flavor_id=BM_FLAVOR,
+                      docker_volume_size=None)
+    cluster = record(infra, 'bmc', 1, 1, **bare_metal)
     uuid = cluster['uuid']
     try:
         infra.playbook({'cluster': 'bmc'})
@@ -414,9 +417,7 @@ def test_bm_cluster_deploys_ironic_nodes_grows_shrinks_and_releases_them(conn, l
         # Upgrade to a template with another image: each node is rebuilt on it (Ironic's
         # rebuild: the same node, port and address).
         before = bm_nodes(conn, uuid)
-        infra.module('cluster_template', name='bmc-tpl2', coe='kubernetes', image_id=new_image.name,
-                     external_network_id='public', keypair_id=KEYPAIR, server_type='bm',
-                     flavor_id=BM_FLAVOR, master_flavor_id=BM_FLAVOR, floating_ip_enabled=True)
+        template(infra, 'bmc-tpl2', image_id=new_image.name, **bare_metal)
         infra.playbook({'cluster': 'bmc', 'operation': 'upgrade', 'cluster_template': 'bmc-tpl2'})
         after = bm_nodes(conn, uuid)
         assert dict((n, (node.id, node.extra['magnum_address'])) for n, node in after.items()) == \

@@ -67,6 +67,11 @@ def claimed(conn, cluster_uuid):
             if (n.extra or {}).get('magnum_cluster') == cluster_uuid]
 
 
+def claimed_by_name(conn, cluster_uuid):
+    """The cluster's nodes by the server name they are claimed for."""
+    return dict((n.extra.get('magnum_node'), n) for n in claimed(conn, cluster_uuid))
+
+
 def as_server(node):
     """The node in the shape of a server (openstack.cloud.server_info) for the planner."""
     extra = node.extra or {}

@@ -184,7 +184,7 @@ class ClusterBaremetalModule(CloudModule):
                        deployed=deployed, released=released, rebuilt=rebuilt)
 
     def deploy(self, conn, record):
-        have = dict((n.extra.get('magnum_node'), n) for n in baremetal.claimed(conn, record['uuid']))
+        have = baremetal.claimed_by_name(conn, record['uuid'])
         deployed = []
         for spec in self.params['servers']:
             node = have.get(spec['name'])
@@ -198,7 +198,7 @@ class ClusterBaremetalModule(CloudModule):
         return deployed
 
     def rebuild(self, conn, record):
-        have = dict((n.extra.get('magnum_node'), n) for n in baremetal.claimed(conn, record['uuid']))
+        have = baremetal.claimed_by_name(conn, record['uuid'])
         missing = [name for name in self.params['names'] if name not in have]
         if missing:
             self.fail_json(msg="No bare metal server %s in cluster %s."
