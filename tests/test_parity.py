@@ -87,3 +87,45 @@ def test_playbook_run_twice_changes_nothing(project, tmp_path):
     again = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True)
     assert again.returncode != 0 and 'CREATE_COMPLETE: create is not allowed' in again.stdout
     assert normalise(store_mod.Store(db)) == before
+
+
+def test_playbook_upgrade_is_checked_like_the_api(project, tmp_path):
+    """`ansible-playbook playbooks/cluster_upgrade.yml` refuses what the API refuses
+    (a kube_tag downgrade, an unknown node group) before the cluster changes."""
+    db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
+    env = ansible_env(project, db)
+
+    def template(name, kube_tag):
+        subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
+                        'openstack.magnum.cluster_template', '-a',
+                        json.dumps(dict(TPL, name=name, labels='kube_tag=' + kube_tag))],
+                       cwd=project, env=env, check=True, capture_output=True)
+
+    def upgrade(**extravars):
+        return subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_upgrade.yml',
+                               '-e', json.dumps(dict(cluster='c1', **extravars))],
+                              cwd=project, env=env, capture_output=True, text=True)
+
+    template('tpl', 'v1.30.1')
+    template('older', 'v1.29.4')
+    template('newer', 'v1.31.0')
+    assert subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml',
+                           '-e', json.dumps({'cluster': CLUSTER})], cwd=project, env=env,
+                          capture_output=True).returncode == 0
+    before = normalise(store_mod.Store(db))
+
+    refused = upgrade(cluster_template='older')
+    assert refused.returncode != 0
+    assert 'Downgrading a cluster is not supported: kube_tag v1.30.1 -> v1.29.4' in refused.stdout
+    refused = upgrade(cluster_template='newer', nodegroup='no-such-group')
+    assert refused.returncode != 0 and 'no-such-group' in refused.stdout
+    refused = upgrade(cluster_template='newer', max_batch_size=0)
+    assert refused.returncode != 0 and 'max_batch_size should be greater than 0' in refused.stdout
+    assert normalise(store_mod.Store(db)) == before
+
+    done = upgrade(cluster_template='newer', max_batch_size=2)
+    assert done.returncode == 0, done.stdout[-3000:]
+    store = store_mod.Store(db)
+    cluster = store.get('cluster', 'c1')
+    assert cluster['status'] == 'UPDATE_COMPLETE'
+    assert cluster['cluster_template_id'] == store.get('cluster_template', 'newer')['uuid']

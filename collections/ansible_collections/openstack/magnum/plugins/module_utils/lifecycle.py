@@ -178,12 +178,21 @@ def start_resize(store, cluster, node_count, nodegroup=None, nodes_to_remove=Non
     return started, group
 
 
-def start_upgrade(store, cluster, template_ident, scope, max_batch_size=None,
+def check_upgrade(store, cluster, template_ident, scope, max_batch_size=None,
                   nodegroup=None):
+    """Check an upgrade of ``cluster`` to template ``template_ident`` (API and
+    playbook path alike). Returns ``(template, nodegroup or None)``."""
     current = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
     new = get_template(store, template_ident, scope)
     model.check_upgrade(cluster, current, new, max_batch_size)
     group = get_nodegroup(store, cluster, nodegroup) if nodegroup else None
+    return new, group
+
+
+def start_upgrade(store, cluster, template_ident, scope, max_batch_size=None,
+                  nodegroup=None):
+    new, group = check_upgrade(store, cluster, template_ident, scope, max_batch_size,
+                               nodegroup)
     started = store.start_operation(cluster['uuid'], 'upgrade')
     return started, new, group
 

@@ -55,8 +55,16 @@ options:
     description: New node count of the node group, written when a resize completes.
     type: int
   cluster_template:
-    description: Template (UUID) the cluster references after a completed upgrade.
+    description:
+      - For I(operation=upgrade), the template to upgrade to (name or UUID).
+      - With I(phase=start) and without I(job_uuid), required; the upgrade is checked as the
+        API checks it (same COE, no C(kube_tag) downgrade, another image only for drivers
+        that rebuild nodes, I(max_batch_size), I(nodegroup)) before anything changes.
+      - With I(phase=complete), the template the cluster references from then on.
     type: str
+  max_batch_size:
+    description: For I(operation=upgrade) and I(phase=start), the batch size to check.
+    type: int
   job_uuid:
     description:
       - The API job running this playbook. With it, I(phase=start) only checks that the API
@@ -97,7 +105,8 @@ cluster:
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils import (
     fields, jobs, lifecycle, states)
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    Conflict, Invalid)
 
 
 class ClusterStatusModule(MagnumModule):
@@ -110,6 +119,7 @@ class ClusterStatusModule(MagnumModule):
         nodegroup=dict(type='str'),
         node_count=dict(type='int'),
         cluster_template=dict(type='str'),
+        max_batch_size=dict(type='int'),
         job_uuid=dict(type='str'),
     )
 
@@ -123,6 +133,8 @@ class ClusterStatusModule(MagnumModule):
                                % (job['uuid'], job['status'], job.get('status_reason'),
                                   cluster['name']))
         if p['phase'] == 'start':
+            if p['operation'] == 'upgrade' and not p['job_uuid']:
+                self._check_upgrade(cluster)
             if self.check_mode:
                 states.check_can_start(p['operation'], cluster['status'], cluster['name'])
                 self.exit_json(changed=not p['job_uuid'], cluster=_public(cluster))
@@ -137,6 +149,16 @@ class ClusterStatusModule(MagnumModule):
             nodegroup=p['nodegroup'], node_count=p['node_count'],
             template_id=p['cluster_template'])
         self.exit_json(changed=True, cluster=_public(result) if result else None)
+
+    def _check_upgrade(self, cluster):
+        """The API checks an upgrade before starting its job; a playbook run started
+        without the API (no job_uuid) gets the same check here."""
+        p = self.params
+        if not p['cluster_template']:
+            raise Invalid("cluster_template (the template to upgrade to) is required to "
+                          "start an upgrade.")
+        lifecycle.check_upgrade(self.store, cluster, p['cluster_template'], self.scope,
+                                p['max_batch_size'], p['nodegroup'])
 
 
 def _public(record):
