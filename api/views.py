@@ -11,7 +11,7 @@ CLUSTER_LIST_FIELDS = (
 NODEGROUP_LIST_FIELDS = ('uuid', 'name', 'flavor_id', 'node_count', 'role', 'is_default',
                          'image_id', 'status', 'stack_id')
 JOB_FIELDS = ('uuid', 'cluster_id', 'resource_id', 'operation', 'status', 'status_reason',
-              'tasks_done', 'tasks_failed', 'tasks_total', 'current_task', 'created_at',
+              'tasks_done', 'tasks_failed', 'current_task', 'created_at',
               'started_at', 'finished_at')
 EVENT_FIELDS = ('event', 'task', 'host', 'failed', 'message', 'created_at')
 FEDERATION_LIST_FIELDS = ('uuid', 'name', 'hostcluster_id', 'member_ids', 'status',

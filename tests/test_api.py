@@ -193,6 +193,9 @@ def test_cluster_lifecycle_through_jobs(client):
         time.sleep(0.2)
     jobs = call(client, 'GET', '/v1/clusters/c1/jobs').json['jobs']
     assert jobs[0]['status'] == 'SUCCESSFUL' and jobs[0]['tasks_done'] > 3
+    # a finished job reports no field it never fills
+    assert {k for k, v in jobs[0].items() if v is None} <= {'status_reason', 'resource_id',
+                                                            'current_task'}
     job = call(client, 'GET', '/v1/jobs/%s' % jobs[0]['uuid']).json
     assert any(e['task'] == "Run the provider's and the driver's roles"
                for e in job['events'])

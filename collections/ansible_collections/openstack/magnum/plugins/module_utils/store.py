@@ -114,7 +114,6 @@ def _metadata():
              sa.Column('timeout', sa.Integer),
              sa.Column('tasks_done', sa.Integer, default=0),
              sa.Column('tasks_failed', sa.Integer, default=0),
-             sa.Column('tasks_total', sa.Integer),
              sa.Column('current_task', sa.Text),
              sa.Column('cancel_requested', sa.Boolean, default=False),
              sa.Column('created_at', sa.Text), sa.Column('started_at', sa.Text),
