@@ -40,6 +40,13 @@ def create_app(settings=None):
         return None
 
     app.after_request(microversion.add_headers)
+    if settings.auth_strategy == 'keystone':
+        from api import auth
+        if not settings.keystone_cloud:
+            raise ValueError("--auth keystone needs --keystone-cloud (or MAGNUM_KEYSTONE_CLOUD): "
+                             "the clouds.yaml cloud of the user that validates tokens.")
+        app.wsgi_app = auth.KeystoneAuth(app.wsgi_app,
+                                         auth.middleware_conf(settings.keystone_cloud))
     logging.getLogger('api').setLevel(logging.INFO)
     return app
 

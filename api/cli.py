@@ -24,6 +24,12 @@ def parse_args(argv=None):
                         help='project of requests without X-Project-Id (noauth)')
     parser.add_argument('--default-roles', default=','.join(defaults.default_roles),
                         help='roles of requests without X-Roles (noauth)')
+    parser.add_argument('--auth', default='noauth', choices=['noauth', 'keystone'],
+                        help='noauth (identity from X-Project-Id / X-Roles headers) or '
+                             'keystone (X-Auth-Token validated by keystonemiddleware)')
+    parser.add_argument('--keystone-cloud', default=defaults.keystone_cloud,
+                        help='with --auth keystone: the clouds.yaml cloud of the service '
+                             'user that validates tokens (default $MAGNUM_KEYSTONE_CLOUD)')
     parser.add_argument('--cluster-user-trust', action='store_true',
                         help="allow cloud_provider_enabled (Magnum's cluster_user_trust)")
     parser.add_argument('--runner-dir', default=str(defaults.runner_dir),
@@ -55,6 +61,7 @@ def main(argv=None):
     settings = Settings(
         db_url=args.db, workers=args.workers, default_project=args.default_project,
         default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
+        auth_strategy=args.auth, keystone_cloud=args.keystone_cloud,
         cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
         project_dir=Path(args.project_dir), provider=args.provider,
         health_interval=args.health_interval,

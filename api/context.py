@@ -1,7 +1,10 @@
-"""Who is calling. noauth: project, user and roles come from headers."""
+"""Who is calling: project, user and roles from the identity headers, which keystone
+auth (api/auth.py) sets from a validated token; with noauth the caller sends them, and
+the settings' defaults fill what it leaves out."""
 
 from flask import current_app, g, request
 
+from api import auth
 from api.core import errors, lifecycle
 
 
@@ -9,11 +12,14 @@ def load():
     """before_request hook: sets ``g.scope`` and ``g.roles``."""
     settings = current_app.config['SETTINGS']
     headers = request.headers
+    noauth = settings.auth_strategy == 'noauth'
     project = headers.get('X-Project-Id') or headers.get('X-Tenant-Id') or \
-        settings.default_project
+        (settings.default_project if noauth else None)
     roles = headers.get('X-Roles')
     roles = [r.strip().lower() for r in roles.split(',') if r.strip()] if roles is not None \
-        else list(settings.default_roles)
+        else (list(settings.default_roles) if noauth else [])
+    if not noauth and project is None and request.path.rstrip('/') not in auth.PUBLIC_ROUTES:
+        raise errors.NotAuthorized("A project-scoped token is required.")
     g.roles = roles
     g.scope = lifecycle.Scope(project_id=project, user_id=headers.get('X-User-Id'),
                               is_admin='admin' in roles)

@@ -15,7 +15,11 @@ class Settings:
     workers: int = 2
     default_project: str = lifecycle.DEFAULT_PROJECT
     default_roles: tuple = ('admin', 'member')
+    # noauth (identity from X-Project-Id / X-Roles, else the defaults) or keystone
+    # (keystonemiddleware's auth_token validates X-Auth-Token; see api/auth.py).
     auth_strategy: str = 'noauth'
+    # keystone: the clouds.yaml cloud whose credentials validate tokens (a service user).
+    keystone_cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_KEYSTONE_CLOUD', ''))
     max_limit: int = 1000
     cluster_user_trust: bool = False
     public_templates_by_users: bool = False

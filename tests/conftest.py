@@ -89,8 +89,10 @@ def free_port():
 
 
 class ApiServer:
-    def __init__(self, db_url, project_dir, tmp_path, workers=2, provider='none', env=None):
+    def __init__(self, db_url, project_dir, tmp_path, workers=2, provider='none', env=None,
+                 args=()):
         self.provider = provider
+        self.args = list(args)
         self.env = env or {}
         self.db_url = db_url
         self.project_dir = project_dir
@@ -106,7 +108,8 @@ class ApiServer:
         self.proc = subprocess.Popen(
             [str(BIN / 'magnum-ansible-api'), '--port', str(self.port), '--db', self.db_url,
              '--workers', str(self.workers), '--project-dir', str(self.project_dir),
-             '--runner-dir', str(self.tmp_path / 'jobs'), '--provider', self.provider],
+             '--runner-dir', str(self.tmp_path / 'jobs'), '--provider', self.provider]
+            + self.args,
             stdout=open(self.log, 'ab'), stderr=subprocess.STDOUT, env=env)
         deadline = time.time() + 30
         while time.time() < deadline:

@@ -1,0 +1,143 @@
+"""The API behind the lab's real Keystone (`--auth keystone`): keystonemiddleware
+validates tokens, the project and roles come from the token, and the unchanged
+`openstack coe` client of an ordinary user (password auth, endpoint from the catalog)
+works against it. The run makes its own projects, users, region and catalog entry from
+the lab's admin and deletes them after. The server runs the test driver (provider
+none), so clusters complete; identity is the real thing."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid as uuidlib
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+
+from conftest import ApiServer, wait_for
+
+CLOUD = os.environ.get('MAGNUM_TEST_CLOUD')
+ADMIN_CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
+pytestmark = [pytest.mark.openstack, pytest.mark.skipif(
+    not CLOUD or not ADMIN_CLOUDS_YAML,
+    reason='needs the lab cloud: run ../shared/openstack-lab/up.sh and set MAGNUM_TEST_CLOUD=lab '
+           'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')]
+OPENSTACK = str(Path(sys.executable).parent / 'openstack')
+RUN = 'magnum-ks-' + uuidlib.uuid4().hex[:8]
+LATEST = {'OpenStack-API-Version': 'container-infra latest'}
+
+
+def connect(clouds_yaml, cloud):
+    import openstack.config
+    import openstack.connection
+    region = openstack.config.OpenStackConfig(config_files=[clouds_yaml]).get_one(cloud=cloud)
+    return openstack.connection.Connection(config=region)
+
+
+@pytest.fixture
+def keystone(tmp_path, project):
+    """A clouds.yaml with clouds alice and bob (members of two projects of their own),
+    boss (admin of alice's project) and validator (the service user the API validates
+    tokens with), all in a region of this run whose catalog has the API as
+    container-infra; and the API serving it."""
+    admin = connect(ADMIN_CLOUDS_YAML, CLOUD)
+    with open(ADMIN_CLOUDS_YAML) as f:
+        base = yaml.safe_load(f)['clouds'][CLOUD]
+    made, clouds = [], {}
+    projects = {}
+    for name in ('a', 'b'):
+        projects[name] = admin.identity.create_project(
+            name='%s-%s' % (RUN, name), domain_id='default', description='magnum tests')
+        made.append(('project', projects[name]))
+    users = {'alice': ('a', 'member'), 'bob': ('b', 'member'), 'boss': ('a', 'admin'),
+             'validator': ('a', 'admin')}
+    for user_name, (project_key, role) in users.items():
+        password = uuidlib.uuid4().hex
+        user = admin.identity.create_user(name='%s-%s' % (RUN, user_name), password=password,
+                                          domain_id='default')
+        made.append(('user', user))
+        admin.identity.assign_project_role_to_user(projects[project_key], user,
+                                                   admin.identity.find_role(role))
+        auth = dict(base['auth'], username=user.name, password=password,
+                    project_name=projects[project_key].name, user_domain_name='Default',
+                    project_domain_name='Default')
+        clouds[user_name] = dict(base, auth=auth, region_name=RUN)
+    clouds['validator']['region_name'] = base.get('region_name')
+    clouds_yaml = tmp_path / 'clouds.yaml'
+    clouds_yaml.write_text(yaml.safe_dump({'clouds': clouds}))
+
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), project, tmp_path,
+                       env={'OS_CLIENT_CONFIG_FILE': str(clouds_yaml)},
+                       args=['--auth', 'keystone', '--keystone-cloud', 'validator'])
+    region = admin.identity.create_region(id=RUN, description='magnum tests')
+    service = admin.identity.create_service(name='magnum-' + RUN, type='container-infra')
+    endpoint = admin.identity.create_endpoint(service_id=service.id, interface='public',
+                                              region_id=RUN, url=server.url + '/v1')
+    try:
+        yield server.start(), projects, str(clouds_yaml)
+    finally:
+        server.stop()
+        admin.identity.delete_endpoint(endpoint)
+        admin.identity.delete_service(service)
+        admin.identity.delete_region(region)
+        for kind, resource in reversed(made):
+            getattr(admin.identity, 'delete_' + kind)(resource)
+
+
+def coe(clouds_yaml, cloud, *args, ok=True):
+    """The unchanged CLI of a user: password auth, Magnum's endpoint from the catalog."""
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=clouds_yaml)
+    for key in [k for k in env if k.startswith('OS_') and k != 'OS_CLIENT_CONFIG_FILE']:
+        del env[key]
+    proc = subprocess.run([OPENSTACK, '--os-cloud', cloud, 'coe'] + list(args),
+                          capture_output=True, text=True, timeout=120, env=env)
+    if ok:
+        assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+        return json.loads(proc.stdout) if '-f' in args else proc.stdout
+    return proc
+
+
+def test_api_behind_keystone_takes_identity_from_tokens(keystone):
+    server, projects, clouds_yaml = keystone
+    # no token, a forged identity, or a bad token: Keystone's 401 in Magnum's error body
+    for headers in ({}, {'X-Project-Id': projects['a'].id, 'X-Roles': 'admin'},
+                    {'X-Auth-Token': 'not-a-token'}):
+        resp = requests.get(server.url + '/v1/clusters', headers=dict(LATEST, **headers),
+                            timeout=30)
+        assert resp.status_code == 401, resp.text
+        assert resp.json()['errors'][0]['detail'] == \
+            'The request you have made requires authentication.'
+        assert resp.headers['WWW-Authenticate'].startswith('Keystone uri=')
+    # the version documents stay public
+    assert requests.get(server.url + '/v1', timeout=30).json()['id'] == 'v1'
+
+    # an ordinary member, through the catalog: template and cluster land in their project
+    coe(clouds_yaml, 'alice', 'cluster', 'template', 'create', 'tpl', '--coe', 'kubernetes',
+        '--image', 'debian-12', '--external-network', 'public', '--keypair', 'kp',
+        '--labels', 'kube_tag=v1.30.1')
+    coe(clouds_yaml, 'alice', 'cluster', 'create', 'c1', '--cluster-template', 'tpl',
+        '--node-count', '1')
+    assert wait_for(lambda: 'IN_PROGRESS' not in coe(
+        clouds_yaml, 'alice', 'cluster', 'show', 'c1', '-f', 'json')['status'])
+    shown = coe(clouds_yaml, 'alice', 'cluster', 'show', 'c1', '-f', 'json')
+    assert shown['status'] == 'CREATE_COMPLETE'
+    assert shown['project_id'] == projects['a'].id
+
+    # another project's member sees none of it, and may not touch it
+    assert coe(clouds_yaml, 'bob', 'cluster', 'list', '-f', 'json') == []
+    hidden = coe(clouds_yaml, 'bob', 'cluster', 'show', 'c1', ok=False)
+    assert hidden.returncode != 0 and 'could not be found' in hidden.stderr
+    refused = coe(clouds_yaml, 'bob', 'cluster', 'delete', 'c1', ok=False)
+    assert 'could not be found' in refused.stdout + refused.stderr
+    assert coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json')[0]['name'] == 'c1'
+
+    # admin-only endpoints follow the token's roles, not what a caller claims
+    member = coe(clouds_yaml, 'alice', 'service', 'list', ok=False)
+    assert member.returncode != 0 and '403' in member.stdout + member.stderr
+    services = coe(clouds_yaml, 'boss', 'service', 'list', '-f', 'json')
+    assert services and services[0]['binary'] == 'magnum-conductor'
+
+    coe(clouds_yaml, 'alice', 'cluster', 'delete', 'c1')
+    assert wait_for(lambda: coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json') == [])
