@@ -17,6 +17,24 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / 'fixtures'
 PG_URL = os.environ.get('MAGNUM_TEST_PG_URL')  # e.g. postgresql://magnum:magnum@127.0.0.1/postgres
 BIN = Path(sys.executable).parent
+# The lab cloud (../shared/openstack-lab): its clouds.yaml (an admin of the cloud) and
+# cloud name. Tests talking to it make users and projects of their own from the admin,
+# and are skipped, saying why, without it.
+LAB_CLOUD = os.environ.get('MAGNUM_TEST_CLOUD')
+LAB_CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
+NEEDS_LAB = [pytest.mark.openstack, pytest.mark.skipif(
+    not LAB_CLOUD or not LAB_CLOUDS_YAML,
+    reason='needs the lab cloud: run ../shared/openstack-lab/up.sh and set MAGNUM_TEST_CLOUD=lab '
+           'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')]
+
+
+def lab_connect(clouds_yaml, cloud=None):
+    """An openstacksdk connection to ``cloud`` (default: the lab's) of ``clouds_yaml``."""
+    import openstack.config
+    import openstack.connection
+    region = openstack.config.OpenStackConfig(config_files=[clouds_yaml]).get_one(
+        cloud=cloud or LAB_CLOUD)
+    return openstack.connection.Connection(config=region)
 
 
 def _pg_database():

@@ -16,24 +16,12 @@ import pytest
 import requests
 import yaml
 
-from conftest import ApiServer, wait_for
+from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, ApiServer, lab_connect, wait_for
 
-CLOUD = os.environ.get('MAGNUM_TEST_CLOUD')
-ADMIN_CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
-pytestmark = [pytest.mark.openstack, pytest.mark.skipif(
-    not CLOUD or not ADMIN_CLOUDS_YAML,
-    reason='needs the lab cloud: run ../shared/openstack-lab/up.sh and set MAGNUM_TEST_CLOUD=lab '
-           'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')]
+pytestmark = NEEDS_LAB
 OPENSTACK = str(Path(sys.executable).parent / 'openstack')
 RUN = 'magnum-ks-' + uuidlib.uuid4().hex[:8]
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
-
-
-def connect(clouds_yaml, cloud):
-    import openstack.config
-    import openstack.connection
-    region = openstack.config.OpenStackConfig(config_files=[clouds_yaml]).get_one(cloud=cloud)
-    return openstack.connection.Connection(config=region)
 
 
 @pytest.fixture
@@ -42,9 +30,9 @@ def keystone(tmp_path, project):
     boss (admin of alice's project) and validator (the service user the API validates
     tokens with), all in a region of this run whose catalog has the API as
     container-infra; and the API serving it."""
-    admin = connect(ADMIN_CLOUDS_YAML, CLOUD)
-    with open(ADMIN_CLOUDS_YAML) as f:
-        base = yaml.safe_load(f)['clouds'][CLOUD]
+    admin = lab_connect(LAB_CLOUDS_YAML)
+    with open(LAB_CLOUDS_YAML) as f:
+        base = yaml.safe_load(f)['clouds'][LAB_CLOUD]
     made, clouds = [], {}
     projects = {}
     for name in ('a', 'b'):

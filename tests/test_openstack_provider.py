@@ -21,18 +21,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO, wait_for
+from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, wait_for
+from conftest import lab_connect as connect
 
 BIN = Path(sys.executable).parent
-CLOUD = os.environ.get('MAGNUM_TEST_CLOUD')
+CLOUD = LAB_CLOUD
 # The lab's clouds.yaml (an admin of the cloud). The tests themselves run as a user and
 # project of their own (the `lab` fixture), given only to what talks to the lab (not to
 # this process's environment: other tests drive the API with noauth clients).
-ADMIN_CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
-pytestmark = [pytest.mark.openstack, pytest.mark.skipif(
-    not CLOUD or not ADMIN_CLOUDS_YAML,
-    reason='needs the lab cloud: run ../shared/openstack-lab/up.sh and set MAGNUM_TEST_CLOUD=lab '
-           'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')]
+ADMIN_CLOUDS_YAML = LAB_CLOUDS_YAML
+pytestmark = NEEDS_LAB
 # One name for everything this run makes that is not a cluster's own: the run's project
 # and user, image, network, bare-metal nodes, flavor and resource class. Another run on
 # the same cloud (or what an interrupted one left) neither counts against this one's
@@ -41,13 +39,6 @@ RUN = 'magnum-test-' + uuidlib.uuid4().hex[:8]
 IMAGE = 'debian-12-' + RUN  # the module's catalog tells os_distro by name
 INTERNAL_NET = RUN + '-internal'
 KEYPAIR = 'magnum-test'
-
-
-def connect(clouds_yaml):
-    import openstack.config
-    import openstack.connection
-    region = openstack.config.OpenStackConfig(config_files=[clouds_yaml]).get_one(cloud=CLOUD)
-    return openstack.connection.Connection(config=region)
 
 
 @pytest.fixture(scope='module')
