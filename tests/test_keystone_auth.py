@@ -120,6 +120,8 @@ def test_api_behind_keystone_takes_identity_from_tokens(keystone):
     refused = coe(clouds_yaml, 'bob', 'cluster', 'delete', 'c1', ok=False)
     assert 'could not be found' in refused.stdout + refused.stderr
     assert coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json')[0]['name'] == 'c1'
+    assert '-----BEGIN CERTIFICATE-----' in coe(clouds_yaml, 'alice', 'ca', 'show', 'c1')
+    assert coe(clouds_yaml, 'bob', 'ca', 'show', 'c1', ok=False).returncode != 0
 
     # admin-only endpoints follow the token's roles, not what a caller claims
     member = coe(clouds_yaml, 'alice', 'service', 'list', ok=False)
