@@ -9,6 +9,8 @@ import json
 from api.errors import body as magnum_body
 
 PUBLIC_ROUTES = ('', '/v1')
+# Identity headers only auth_token may set (a caller's own are dropped).
+IDENTITY_HEADERS = ('HTTP_X_PROJECT_ID', 'HTTP_X_TENANT_ID', 'HTTP_X_ROLES', 'HTTP_X_USER_ID')
 # The service credentials auth_token validates tokens with: a clouds.yaml cloud's auth.
 AUTH_KEYS = ('auth_url', 'username', 'user_id', 'password', 'project_name', 'project_id',
              'user_domain_name', 'user_domain_id', 'project_domain_name',
@@ -33,6 +35,11 @@ def middleware_conf(cloud_name):
     return conf
 
 
+def is_public(path):
+    """The version documents, which need no token (Magnum's acl_public_routes)."""
+    return (path or '/').rstrip('/') in PUBLIC_ROUTES
+
+
 class KeystoneAuth:
     """WSGI middleware: auth_token for everything but the public routes."""
 
@@ -46,7 +53,7 @@ class KeystoneAuth:
         self.protected = auth_token.AuthProtocol(app, conf)
 
     def __call__(self, environ, start_response):
-        if (environ.get('PATH_INFO') or '/').rstrip('/') in PUBLIC_ROUTES:
+        if is_public(environ.get('PATH_INFO')):
             for key in IDENTITY_HEADERS:
                 environ.pop(key, None)
             return self.app(environ, start_response)
@@ -71,10 +78,6 @@ class KeystoneAuth:
                         ('Content-Length', str(len(payload)))]
         start_response(status, headers, captured.get('exc_info'))
         return [payload]
-
-
-# Identity headers only auth_token may set (a caller's own are dropped).
-IDENTITY_HEADERS = ('HTTP_X_PROJECT_ID', 'HTTP_X_TENANT_ID', 'HTTP_X_ROLES', 'HTTP_X_USER_ID')
 
 
 def _is_magnum_error(payload):

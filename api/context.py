@@ -18,7 +18,7 @@ def load():
     roles = headers.get('X-Roles')
     roles = [r.strip().lower() for r in roles.split(',') if r.strip()] if roles is not None \
         else (list(settings.default_roles) if noauth else [])
-    if not noauth and project is None and request.path.rstrip('/') not in auth.PUBLIC_ROUTES:
+    if not noauth and project is None and not auth.is_public(request.path):
         raise errors.NotAuthorized("A project-scoped token is required.")
     g.roles = roles
     g.scope = lifecycle.Scope(project_id=project, user_id=headers.get('X-User-Id'),

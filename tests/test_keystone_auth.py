@@ -33,43 +33,42 @@ def keystone(tmp_path, project):
     admin = lab_connect(LAB_CLOUDS_YAML)
     with open(LAB_CLOUDS_YAML) as f:
         base = yaml.safe_load(f)['clouds'][LAB_CLOUD]
-    made, clouds = [], {}
-    projects = {}
-    for name in ('a', 'b'):
-        projects[name] = admin.identity.create_project(
-            name='%s-%s' % (RUN, name), domain_id='default', description='magnum tests')
-        made.append(('project', projects[name]))
-    users = {'alice': ('a', 'member'), 'bob': ('b', 'member'), 'boss': ('a', 'admin'),
-             'validator': ('a', 'admin')}
-    for user_name, (project_key, role) in users.items():
-        password = uuidlib.uuid4().hex
-        user = admin.identity.create_user(name='%s-%s' % (RUN, user_name), password=password,
-                                          domain_id='default')
-        made.append(('user', user))
-        admin.identity.assign_project_role_to_user(projects[project_key], user,
-                                                   admin.identity.find_role(role))
-        auth = dict(base['auth'], username=user.name, password=password,
-                    project_name=projects[project_key].name, user_domain_name='Default',
-                    project_domain_name='Default')
-        clouds[user_name] = dict(base, auth=auth, region_name=RUN)
-    clouds['validator']['region_name'] = base.get('region_name')
-    clouds_yaml = tmp_path / 'clouds.yaml'
-    clouds_yaml.write_text(yaml.safe_dump({'clouds': clouds}))
+    made, clouds, projects = [], {}, {}
+
+    def make(kind, **attrs):
+        """Create an identity resource; the fixture deletes it, last made first."""
+        resource = getattr(admin.identity, 'create_' + kind)(**attrs)
+        made.append((kind, resource))
+        return resource
 
     server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), project, tmp_path,
-                       env={'OS_CLIENT_CONFIG_FILE': str(clouds_yaml)},
+                       env={'OS_CLIENT_CONFIG_FILE': str(tmp_path / 'clouds.yaml')},
                        args=['--auth', 'keystone', '--keystone-cloud', 'validator'])
-    region = admin.identity.create_region(id=RUN, description='magnum tests')
-    service = admin.identity.create_service(name='magnum-' + RUN, type='container-infra')
-    endpoint = admin.identity.create_endpoint(service_id=service.id, interface='public',
-                                              region_id=RUN, url=server.url + '/v1')
     try:
-        yield server.start(), projects, str(clouds_yaml)
+        for name in ('a', 'b'):
+            projects[name] = make('project', name='%s-%s' % (RUN, name), domain_id='default',
+                                  description='magnum tests')
+        users = {'alice': ('a', 'member'), 'bob': ('b', 'member'), 'boss': ('a', 'admin'),
+                 'validator': ('a', 'admin')}
+        for user_name, (project_key, role) in users.items():
+            password = uuidlib.uuid4().hex
+            user = make('user', name='%s-%s' % (RUN, user_name), password=password,
+                        domain_id='default')
+            admin.identity.assign_project_role_to_user(projects[project_key], user,
+                                                       admin.identity.find_role(role))
+            auth = dict(base['auth'], username=user.name, password=password,
+                        project_name=projects[project_key].name, user_domain_name='Default',
+                        project_domain_name='Default')
+            clouds[user_name] = dict(base, auth=auth, region_name=RUN)
+        clouds['validator']['region_name'] = base.get('region_name')
+        (tmp_path / 'clouds.yaml').write_text(yaml.safe_dump({'clouds': clouds}))
+        make('region', id=RUN, description='magnum tests')
+        service = make('service', name='magnum-' + RUN, type='container-infra')
+        make('endpoint', service_id=service.id, interface='public', region_id=RUN,
+             url=server.url + '/v1')
+        yield server.start(), projects, str(tmp_path / 'clouds.yaml')
     finally:
         server.stop()
-        admin.identity.delete_endpoint(endpoint)
-        admin.identity.delete_service(service)
-        admin.identity.delete_region(region)
         for kind, resource in reversed(made):
             getattr(admin.identity, 'delete_' + kind)(resource)
 
