@@ -4,14 +4,14 @@ import logging
 
 from flask import Flask, current_app, g, request
 
-from api import context, errors, microversion
-from api.blueprints import (certificates, clusters, clustertemplates, federations, jobs,
-                            mservices, nodegroups, quotas, root, stats)
+from api import context, credentials, errors, microversion
+from api.blueprints import (certificates, clusters, clustertemplates, credentials as creds,
+                            federations, jobs, mservices, nodegroups, quotas, root, stats)
 from api.core import errors as errors_mod
 from api.core import store as store_mod
 from api.settings import Settings
 
-BLUEPRINTS = (root, clustertemplates, clusters, nodegroups, certificates, quotas, stats,
+BLUEPRINTS = (root, clustertemplates, clusters, nodegroups, certificates, creds, quotas, stats,
               mservices, federations, jobs)
 
 
@@ -64,6 +64,17 @@ def executor():
 
 def settings():
     return current_app.config['SETTINGS']
+
+
+def core_settings():
+    """The core's settings for this request: under keystone auth with the openstack
+    provider, cloud checks act as the caller (the request's token), so the caller's
+    own images, keypairs and networks are found."""
+    current = settings()
+    if not credentials.enabled(current):
+        return current.core()
+    token = request.headers.get('X-Auth-Token')
+    return current.core(credentials.caller_cloud(current, token, g.scope.project_id))
 
 
 def body():

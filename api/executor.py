@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ansible_runner
 
+from api import credentials
 from api.core import jobs as jobs_mod
 from api.core import states
 
@@ -70,6 +71,7 @@ class Executor:
                 self.jobs.heartbeat(self.service_id)
                 self._reap()
                 self._schedule_health()
+                self.sweep_credentials()
             except Exception:  # keep beating whatever one round did
                 LOG.exception('heartbeat failed')
 
@@ -80,6 +82,15 @@ class Executor:
             LOG.warning('job %s was orphaned: failed it', job_uuid)
             kill_job_processes(job_uuid)
         return reaped
+
+    def sweep_credentials(self):
+        """Revoke the clusters' credentials that nothing uses any more."""
+        try:
+            return credentials.sweep(self.settings, self.store, lambda cluster_uuid: bool(
+                self.jobs.for_cluster(cluster_uuid, active_only=True)))
+        except Exception:  # the next sweep tries again
+            LOG.exception('credential sweep failed')
+            return []
 
     def _schedule_health(self):
         """Every health_interval, refresh the health of settled clusters."""
@@ -99,7 +110,8 @@ class Executor:
             runner = ansible_runner.run(
                 private_data_dir=str(private_dir), project_dir=str(self.settings.project_dir),
                 playbook=str(self.settings.playbooks_dir / 'cluster_health.yml'),
-                extravars={'cluster_uuid': cluster_uuid}, envvars=self._envvars(),
+                extravars={'cluster_uuid': cluster_uuid},
+                envvars=self._envvars(cluster_uuid, private_dir),
                 inventory=str(self.settings.project_dir / 'inventory'), quiet=True,
                 rotate_artifacts=1, settings={'suppress_ansible_output': True})
             if runner.status != 'successful':
@@ -107,15 +119,20 @@ class Executor:
         except Exception:
             LOG.exception('health check of %s crashed', cluster_uuid)
         finally:
+            _remove_clouds_yaml(private_dir)
             self._health_pending.discard(cluster_uuid)
 
-    def _envvars(self):
-        return {'MAGNUM_DB_URL': self.store.url,
-                'MAGNUM_PROVIDER': self.settings.provider,
-                'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
-                # ansible-playbook from the same environment as this API
-                'PATH': os.pathsep.join([os.path.dirname(sys.executable),
-                                         os.environ.get('PATH', '')])}
+    def _envvars(self, cluster_uuid=None, private_dir=None):
+        """The environment of a run; a cluster with a credential of its own gets its
+        clouds.yaml in the run's private dir (api/credentials.py)."""
+        env = {'MAGNUM_DB_URL': self.store.url,
+               'MAGNUM_PROVIDER': self.settings.provider,
+               'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
+               # ansible-playbook from the same environment as this API
+               'PATH': os.pathsep.join([os.path.dirname(sys.executable),
+                                        os.environ.get('PATH', '')])}
+        env.update(credentials.job_env(self.settings, self.store, cluster_uuid, private_dir))
+        return env
 
     def _cluster_lock(self, cluster_id):
         with self._locks_guard:
@@ -166,24 +183,28 @@ class Executor:
         private_dir = self.settings.runner_dir / job_uuid
         private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         extravars = dict(job['extravars'], job_uuid=job_uuid)
-        thread, runner = ansible_runner.run_async(
-            private_data_dir=str(private_dir),
-            project_dir=str(self.settings.project_dir),
-            playbook=str(self.settings.playbooks_dir / job['playbook']),
-            extravars=extravars,
-            envvars=self._envvars(),
-            inventory=str(self.settings.project_dir / 'inventory'),
-            event_handler=event_handler,
-            cancel_callback=cancel_callback,
-            quiet=True,
-            settings={'suppress_ansible_output': True},
-        )
-        thread.join()
+        try:
+            thread, runner = ansible_runner.run_async(
+                private_data_dir=str(private_dir),
+                project_dir=str(self.settings.project_dir),
+                playbook=str(self.settings.playbooks_dir / job['playbook']),
+                extravars=extravars,
+                envvars=self._envvars(job.get('cluster_id'), private_dir),
+                inventory=str(self.settings.project_dir / 'inventory'),
+                event_handler=event_handler,
+                cancel_callback=cancel_callback,
+                quiet=True,
+                settings={'suppress_ansible_output': True},
+            )
+            thread.join()
+        finally:
+            _remove_clouds_yaml(private_dir)
         if runner.status != 'successful' and not flags['error']:
             flags['error'] = _output_tail(runner)
         self._finalize(job, runner.status, flags, minutes)
         if runner.status == 'successful':
             shutil.rmtree(private_dir / 'env', ignore_errors=True)
+        self.sweep_credentials()
 
     def _record_event(self, job_uuid, event, flags):
         kind = event.get('event')
@@ -225,6 +246,14 @@ class Executor:
             self.jobs.finish(job_uuid, jobs_mod.FAILED, reason)
         # Whatever happened in the playbook, never leave the cluster in progress.
         jobs_mod.fail_operation(self.store, job, reason)
+
+
+def _remove_clouds_yaml(private_dir):
+    """A run's credential does not outlive it."""
+    try:
+        os.unlink(os.path.join(str(private_dir), 'clouds.yaml'))
+    except FileNotFoundError:
+        pass
 
 
 def _output_tail(runner, lines=3):

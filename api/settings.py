@@ -39,9 +39,10 @@ class Settings:
     cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_CLOUD')
                        or os.environ.get('OS_CLOUD') or '')
 
-    def core(self):
+    def core(self, caller_cloud=None):
         """The settings the core's validation needs; with the openstack provider,
-        templates and clusters are checked against its cloud."""
+        templates and clusters are checked against its cloud (as the caller, given
+        ``caller_cloud``: openstack.connect() arguments)."""
         return {'cluster_user_trust': self.cluster_user_trust,
                 'public_templates_by_users': self.public_templates_by_users,
-                'cloud': self.cloud if self.provider == 'openstack' else None}
+                'cloud': (caller_cloud or self.cloud) if self.provider == 'openstack' else None}

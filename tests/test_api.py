@@ -384,6 +384,21 @@ def test_certificates(client):
     assert rotated['status'] == 'UPDATE_COMPLETE'
 
 
+def test_credential_rotation_needs_clusters_with_credentials(client):
+    """Without Keystone and a cloud, clusters have no credential of their own: rotation
+    is Magnum's 400 (not supported by driver); 1.12 is its microversion; the cluster
+    is looked up first. (With them: tests/test_keystone_auth.py.)"""
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
+         expect=202)
+    wait_status(client, 'c1')
+    assert 'not supported by driver' in error_of(
+        call(client, 'PATCH', '/v1/credentials/c1'), 400)
+    call(client, 'PATCH', '/v1/credentials/c1',
+         headers={'OpenStack-API-Version': 'container-infra 1.11'}, expect=406)
+    assert 'could not be found' in error_of(call(client, 'PATCH', '/v1/credentials/nope'), 404)
+
+
 def wait_federation(client, ident, timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -5,10 +5,12 @@ works against it. The run makes its own projects, users, region and catalog entr
 the lab's admin and deletes them after. The server runs the test driver (provider
 none), so clusters complete; identity is the real thing."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
 import uuid as uuidlib
 from pathlib import Path
 
@@ -16,7 +18,8 @@ import pytest
 import requests
 import yaml
 
-from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, ApiServer, lab_connect, wait_for
+from conftest import (LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, ApiServer, debian_image,
+                      lab_connect, wait_for)
 
 pytestmark = NEEDS_LAB
 OPENSTACK = str(Path(sys.executable).parent / 'openstack')
@@ -24,12 +27,13 @@ RUN = 'magnum-ks-' + uuidlib.uuid4().hex[:8]
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 
 
-@pytest.fixture
-def keystone(tmp_path, project):
+@contextlib.contextmanager
+def identities(tmp_path, project, provider='none'):
     """A clouds.yaml with clouds alice and bob (members of two projects of their own),
     boss (admin of alice's project) and validator (the service user the API validates
-    tokens with), all in a region of this run whose catalog has the API as
-    container-infra; and the API serving it."""
+    tokens with; admin of a service project of its own), all in a region of this run whose
+    catalog has the API as container-infra; and the API serving it, with ``provider``
+    (openstack: on the lab, its cloud the validator's)."""
     admin = lab_connect(LAB_CLOUDS_YAML)
     with open(LAB_CLOUDS_YAML) as f:
         base = yaml.safe_load(f)['clouds'][LAB_CLOUD]
@@ -41,15 +45,18 @@ def keystone(tmp_path, project):
         made.append((kind, resource))
         return resource
 
+    clouds_yaml = str(tmp_path / 'clouds.yaml')
     server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), project, tmp_path,
-                       env={'OS_CLIENT_CONFIG_FILE': str(tmp_path / 'clouds.yaml')},
+                       provider=provider,
+                       env={'OS_CLIENT_CONFIG_FILE': clouds_yaml, 'MAGNUM_CLOUD': 'validator',
+                            'XDG_DATA_HOME': str(tmp_path / 'data')},
                        args=['--auth', 'keystone', '--keystone-cloud', 'validator'])
     try:
-        for name in ('a', 'b'):
+        for name in ('a', 'b', 'service'):
             projects[name] = make('project', name='%s-%s' % (RUN, name), domain_id='default',
                                   description='magnum tests')
         users = {'alice': ('a', 'member'), 'bob': ('b', 'member'), 'boss': ('a', 'admin'),
-                 'validator': ('a', 'admin')}
+                 'validator': ('service', 'admin')}
         for user_name, (project_key, role) in users.items():
             password = uuidlib.uuid4().hex
             user = make('user', name='%s-%s' % (RUN, user_name), password=password,
@@ -66,11 +73,28 @@ def keystone(tmp_path, project):
         service = make('service', name='magnum-' + RUN, type='container-infra')
         make('endpoint', service_id=service.id, interface='public', region_id=RUN,
              url=server.url + '/v1')
-        yield server.start(), projects, str(tmp_path / 'clouds.yaml')
+        # Keystone revokes tokens issued in the second of a role change
+        time.sleep(1)
+        yield server.start(), projects, clouds_yaml
     finally:
         server.stop()
         for kind, resource in reversed(made):
             getattr(admin.identity, 'delete_' + kind)(resource)
+
+
+@pytest.fixture
+def keystone(tmp_path, project):
+    """The API behind Keystone with the test driver and no infrastructure."""
+    with identities(tmp_path, project) as found:
+        yield found
+
+
+@pytest.fixture
+def keystone_cloud(tmp_path, project):
+    """The API behind Keystone, building on the lab (the openstack provider) with the
+    test driver as COE (fake-virt servers boot no guest)."""
+    with identities(tmp_path, project, provider='openstack') as found:
+        yield found
 
 
 def coe(clouds_yaml, cloud, *args, ok=True):
@@ -130,3 +154,86 @@ def test_api_behind_keystone_takes_identity_from_tokens(keystone):
 
     coe(clouds_yaml, 'alice', 'cluster', 'delete', 'c1')
     assert wait_for(lambda: coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json') == [])
+
+
+def lab_region_connection(clouds_yaml, cloud):
+    """A user's own connection to the lab's services (their clouds' region is the run's,
+    which has the API's endpoint only)."""
+    import openstack
+    with open(LAB_CLOUDS_YAML) as f:
+        region = yaml.safe_load(f)['clouds'][LAB_CLOUD].get('region_name')
+    with open(clouds_yaml) as f:
+        config = yaml.safe_load(f)['clouds'][cloud]
+    return openstack.connect(load_yaml_config=False, load_envvars=False,
+                             **dict(config, region_name=region))
+
+
+def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
+        keystone_cloud, tmp_path):
+    server, projects, clouds_yaml = keystone_cloud
+    admin = lab_connect(LAB_CLOUDS_YAML)
+    alice = lab_region_connection(clouds_yaml, 'alice')
+    keypair = 'kp-' + RUN
+    image = debian_image(alice, 'debian-12-' + RUN)
+    alice.compute.create_keypair(name=keypair)
+
+    def servers(project_key):
+        return sorted(s.name for s in admin.compute.servers(all_projects=True,
+                                                            project_id=projects[project_key].id))
+
+    def credentials(user_id):
+        return sorted((c.id, c.name) for c in admin.identity.application_credentials(user_id))
+
+    def settled(name):
+        status = coe(clouds_yaml, 'alice', 'cluster', 'show', name, '-f', 'json')['status']
+        return status if 'IN_PROGRESS' not in status else None
+
+    try:
+        # Cloud checks act as alice: her keypair is hers alone (the service user's check
+        # would not find it).
+        coe(clouds_yaml, 'alice', 'cluster', 'template', 'create', 'tpl', '--coe',
+            'kubernetes', '--image', image.name, '--external-network', 'public', '--keypair',
+            keypair, '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny')
+        coe(clouds_yaml, 'alice', 'cluster', 'create', 'c1', '--cluster-template', 'tpl',
+            '--node-count', '1')
+        assert wait_for(lambda: settled('c1'), timeout=600) == 'CREATE_COMPLETE'
+        cluster = coe(clouds_yaml, 'alice', 'cluster', 'show', 'c1', '-f', 'json')
+        alice_id = admin.identity.find_user(RUN + '-alice').id
+
+        # Built in alice's project with her application credential, not the service's.
+        assert len(servers('a')) == 2 and servers('service') == []
+        [(first_id, first_name)] = credentials(alice_id)
+        assert first_name.startswith('magnum-%s-' % cluster['uuid'])
+        # no run keeps the credential's clouds.yaml
+        assert not list((tmp_path / 'jobs').glob('**/clouds.yaml'))
+
+        # Rotation: a new credential, the old one revoked; the next job builds with it.
+        out = coe(clouds_yaml, 'alice', 'credential', 'rotate', 'c1')
+        assert 'accepted' in out, out
+        [(second_id, _)] = credentials(alice_id)
+        assert second_id != first_id
+        coe(clouds_yaml, 'alice', 'cluster', 'resize', 'c1', '2')
+        assert wait_for(lambda: settled('c1'), timeout=600) == 'UPDATE_COMPLETE'
+        assert len(servers('a')) == 3 and servers('service') == []
+
+        # Another project's member cannot rotate it; nothing changes.
+        refused = coe(clouds_yaml, 'bob', 'credential', 'rotate', 'c1')
+        assert 'failed' in refused and 'could not be found' in refused, refused
+        assert credentials(alice_id) == [(second_id, _)]
+
+        # Delete removes the servers and then revokes the credential.
+        coe(clouds_yaml, 'alice', 'cluster', 'delete', 'c1')
+        assert wait_for(lambda: coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json')
+                        == [], timeout=600)
+        assert servers('a') == []
+        assert wait_for(lambda: credentials(alice_id) == [], timeout=60)
+        project_a = projects['a'].id
+        assert list(admin.network.networks(project_id=project_a)) == []
+        assert list(admin.network.routers(project_id=project_a)) == []
+    finally:
+        if coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json'):
+            coe(clouds_yaml, 'alice', 'cluster', 'delete', 'c1', ok=False)
+            wait_for(lambda: not coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json'),
+                     timeout=600)
+        alice.compute.delete_keypair(keypair, ignore_missing=True)
+        alice.image.delete_image(image)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, wait_for
+from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, debian_image, wait_for
 from conftest import lab_connect as connect
 
 BIN = Path(sys.executable).parent
@@ -119,12 +119,6 @@ class Infra:
 
     def resources(self, name):
         return self.module('cluster_resources', cluster=name, cloud=CLOUD)
-
-
-def debian_image(conn, name):
-    """A Glance image the provider takes for Debian (no guest boots on the lab)."""
-    return conn.image.create_image(name=name, data=('disk ' + name).encode(), disk_format='raw',
-                                   container_format='bare', os_distro='debian')
 
 
 def template(infra, name, masters=1, **fields):

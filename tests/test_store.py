@@ -30,7 +30,8 @@ def test_migrations_are_versioned_and_idempotent(db_url):
     inspector = sa.inspect(store.engine)
     tables = set(inspector.get_table_names())
     assert {'cluster_templates', 'clusters', 'nodegroups', 'federations', 'quotas',
-            'certificates', 'jobs', 'job_events', 'services', 'schema_version'} <= tables
+            'certificates', 'credentials', 'jobs', 'job_events', 'services',
+            'schema_version'} <= tables
     cols = set(c['name'] for c in inspector.get_columns('clusters'))
     assert {'uuid', 'status', 'labels', 'health_status_reason', 'driver'} <= cols
 
@@ -195,6 +196,35 @@ def test_certificates_private_and_replaceable(db_url, tmp_path):
         import stat
         mode = os.stat(db_url.split(':///', 1)[1]).st_mode
         assert not mode & (stat.S_IROTH | stat.S_IRGRP), 'store must not be world-readable'
+
+
+def test_a_store_of_schema_1_gains_the_credentials_table(db_url):
+    store = store_mod.Store(db_url)
+    with store.write() as conn:
+        store.t['credentials'].drop(conn)
+        conn.execute(store.meta.tables['schema_version'].delete().where(
+            store.meta.tables['schema_version'].c.version == 2))
+    again = store_mod.Store(db_url)
+    assert again.schema_version() == 2 and again.credential('nope') is None
+
+
+def test_credentials_one_active_per_cluster_retired_until_revoked(db_url):
+    store, _tpl = make(db_url)
+    c1, c2 = (lifecycle.record_cluster(store, {'name': n, 'cluster_template_id': 'tpl'}, SCOPE)
+              for n in ('c1', 'c2'))
+    store.save_credential(c1['uuid'], 'cred-1', 's1', user_id='u', project_id='p1')
+    store.save_credential(c2['uuid'], 'cred-2', 's2', user_id='u', project_id='p1')
+    assert store.credential(c1['uuid'])['secret'] == 's1'
+    assert store.retired_credentials() == []
+    # a rotation: the new one is active, the old one waits to be revoked
+    store.save_credential(c1['uuid'], 'cred-1b', 's1b', user_id='u', project_id='p1')
+    assert store.credential(c1['uuid'])['credential_id'] == 'cred-1b'
+    assert [c['credential_id'] for c in store.retired_credentials()] == ['cred-1']
+    store.forget_credential('cred-1')
+    # a purged cluster's credential is retired with it
+    store.purge_cluster(c2['uuid'])
+    assert store.credential(c2['uuid']) is None
+    assert [c['credential_id'] for c in store.retired_credentials()] == ['cred-2']
 
 
 def test_orphaned_jobs_fail_their_cluster(db_url):

@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import jsonpatch, microversion, paging, views
+from api import credentials, jsonpatch, microversion, paging, views
 from api.core import errors, fields, jobs, labels, lifecycle
 
 bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
@@ -54,7 +54,15 @@ def create():
     data = ctx.body()
     if 'node_count' in data:
         _check_node_count(fields.coerce(fields.CLUSTER, 'node_count', data['node_count']))
-    cluster = lifecycle.record_cluster(ctx.store(), data, g.scope, ctx.settings().core())
+    store = ctx.store()
+    cluster = lifecycle.record_cluster(store, data, g.scope, ctx.core_settings())
+    if credentials.enabled(ctx.settings()):
+        try:
+            credentials.issue(ctx.settings(), store, request.headers.get('X-Auth-Token'),
+                              g.scope, cluster['uuid'])
+        except Exception:
+            store.purge_cluster(cluster['uuid'])  # nothing of the refused create stays
+            raise
     ctx.executor().submit('create', 'cluster_create.yml', {'cluster_uuid': cluster['uuid']},
                           cluster_id=cluster['uuid'], timeout=cluster['create_timeout'])
     return accepted(cluster['uuid'])

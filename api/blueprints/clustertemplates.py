@@ -27,7 +27,7 @@ def show(ident):
 @bp.post('')
 @bp.post('/')
 def create():
-    record = lifecycle.create_template(ctx.store(), ctx.body(), g.scope, ctx.settings().core())
+    record = lifecycle.create_template(ctx.store(), ctx.body(), g.scope, ctx.core_settings())
     resp = jsonify(views.template(record))
     resp.status_code = 201
     resp.headers['Location'] = views.links('clustertemplates/%s' % record['uuid'])[0]['href']
@@ -42,7 +42,7 @@ def update(ident):
     defaults = fields.defaults(fields.CLUSTER_TEMPLATE)
     patched = jsonpatch.apply(views.template(current), ctx.body(), INTERNAL, defaults)
     patched.pop('links', None)
-    record = lifecycle.update_template(store, current, patched, g.scope, ctx.settings().core())
+    record = lifecycle.update_template(store, current, patched, g.scope, ctx.core_settings())
     return jsonify(views.template(record))
 
 

@@ -242,9 +242,12 @@ class CloudChecks(object):
         self.conn = conn
 
     @classmethod
-    def connect(cls, cloud_name):
+    def connect(cls, cloud):
+        """``cloud``: a clouds.yaml cloud name, or openstack.connect() arguments."""
         import openstack
-        return cls(openstack.connect(cloud=cloud_name))
+        if isinstance(cloud, dict):
+            return cls(openstack.connect(**cloud))
+        return cls(openstack.connect(cloud=cloud))
 
     def image_distro(self, image_ident):
         """The image's ``os_distro`` (Glance): the template's cluster_distro."""

@@ -100,6 +100,18 @@ def _metadata():
              sa.Column('key_pem', sa.Text, nullable=False),
              sa.Column('created_at', sa.Text),
              sa.UniqueConstraint('cluster_uuid', 'ca_cert_type'))
+    # A cluster's own OpenStack credential (Keystone application credential of its
+    # creator, made by the API under keystone auth): the provider builds in the
+    # cluster's project with it. One is active per cluster; a rotated one, or one
+    # whose cluster is gone, is retired until the API revokes it in Keystone.
+    sa.Table('credentials', meta,
+             sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+             sa.Column('cluster_uuid', sa.String(36), nullable=False, index=True),
+             sa.Column('credential_id', sa.String(64), nullable=False, unique=True),
+             sa.Column('secret', sa.Text, nullable=False),
+             sa.Column('user_id', sa.String(64)), sa.Column('project_id', sa.String(64)),
+             sa.Column('retired', sa.Boolean, default=False),
+             sa.Column('created_at', sa.Text))
     sa.Table('jobs', meta,
              sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
              sa.Column('uuid', sa.String(36), nullable=False, unique=True),
@@ -137,13 +149,14 @@ def _metadata():
     return meta
 
 
-def _migration_1(conn, meta):
+def _create_missing_tables(conn, meta):
     meta.create_all(conn)
 
 
 # Versioned migrations, applied in order, each in its own transaction.
 MIGRATIONS = (
-    (1, 'initial schema', _migration_1),
+    (1, 'initial schema', _create_missing_tables),
+    (2, 'credentials of clusters', _create_missing_tables),
 )
 
 
@@ -526,9 +539,50 @@ class Store(object):
         with self.write() as c:
             c.execute(stmt)
 
-    def purge_cluster(self, cluster_uuid):
-        """Remove a deleted cluster, its node groups and certificates."""
+    # --------------------------------------------------------- credentials
+    def credential(self, cluster_uuid):
+        """The cluster's active credential, or None."""
+        table = self.t['credentials']
+        with self.read() as conn:
+            row = conn.execute(sa.select(table).where(
+                table.c.cluster_uuid == cluster_uuid,
+                table.c.retired.is_(False))).first()
+        return dict(row._mapping) if row is not None else None
+
+    def save_credential(self, cluster_uuid, credential_id, secret, user_id=None,
+                        project_id=None):
+        """Make this the cluster's active credential; the one before is retired."""
+        table = self.t['credentials']
+        with self.write(lock='credential-%s' % cluster_uuid) as conn:
+            self._retire_credentials(conn, cluster_uuid)
+            conn.execute(table.insert().values(
+                cluster_uuid=cluster_uuid, credential_id=credential_id, secret=secret,
+                user_id=user_id, project_id=project_id, retired=False, created_at=utcnow()))
+
+    def _retire_credentials(self, conn, cluster_uuid):
+        table = self.t['credentials']
+        conn.execute(table.update().where(table.c.cluster_uuid == cluster_uuid)
+                     .values(retired=True))
+
+    def retired_credentials(self):
+        """Credentials to revoke: retired ones, and those of clusters that are gone."""
+        table, clusters = self.t['credentials'], self.t['clusters']
+        with self.read() as conn:
+            rows = conn.execute(sa.select(table).where(sa.or_(
+                table.c.retired.is_(True),
+                ~table.c.cluster_uuid.in_(sa.select(clusters.c.uuid))))).all()
+        return [dict(row._mapping) for row in rows]
+
+    def forget_credential(self, credential_id):
+        table = self.t['credentials']
         with self.write() as conn:
+            conn.execute(table.delete().where(table.c.credential_id == credential_id))
+
+    def purge_cluster(self, cluster_uuid):
+        """Remove a deleted cluster, its node groups and certificates (its credentials
+        are retired, for the API to revoke)."""
+        with self.write() as conn:
+            self._retire_credentials(conn, cluster_uuid)
             self.delete_certificates(cluster_uuid, conn=conn)
             ng = self.t['nodegroups']
             conn.execute(ng.delete().where(ng.c.cluster_id == cluster_uuid))

@@ -1,0 +1,38 @@
+"""/v1/credentials: rotate a cluster's own OpenStack credential (api/credentials.py)."""
+
+from flask import Blueprint, g, jsonify, request
+
+from api import app as ctx
+from api import credentials, microversion
+from api.core import errors, lifecycle
+
+bp = Blueprint('credentials', __name__, url_prefix='/v1/credentials')
+
+# Magnum's: a cluster being made, deleted or failed at create keeps its credential.
+ROTATABLE = ('CREATE_COMPLETE', 'UPDATE_COMPLETE', 'UPDATE_IN_PROGRESS', 'UPDATE_FAILED',
+             'RESUME_COMPLETE', 'RESTORE_COMPLETE', 'ROLLBACK_COMPLETE', 'SNAPSHOT_COMPLETE',
+             'CHECK_COMPLETE', 'ADOPT_COMPLETE')
+
+
+@bp.patch('/<ident>')
+def rotate(ident):
+    """A new application credential of the caller becomes the cluster's; the old one is
+    revoked as soon as no job of the cluster uses it (a running job keeps its own)."""
+    microversion.require((1, 12), 'Rotating the credential of a cluster')
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    settings = ctx.settings()
+    if not credentials.enabled(settings):
+        raise errors.NotSupported(
+            "Credential rotation is not supported by driver: clusters have a credential of "
+            "their own only when the API runs with --auth keystone and the openstack "
+            "provider.")
+    if cluster['status'] not in ROTATABLE:
+        raise errors.NotSupported('Credential rotation when cluster status is "%s" is not '
+                                  'supported.' % cluster['status'])
+    credentials.issue(settings, store, request.headers.get('X-Auth-Token'), g.scope,
+                      cluster['uuid'])
+    ctx.executor().sweep_credentials()
+    resp = jsonify({'uuid': cluster['uuid']})
+    resp.status_code = 202
+    return resp
