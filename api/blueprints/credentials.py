@@ -4,14 +4,13 @@ from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api import credentials, microversion
-from api.core import errors, lifecycle
+from api.core import errors, lifecycle, states
 
 bp = Blueprint('credentials', __name__, url_prefix='/v1/credentials')
 
 # Magnum's: a cluster being made, deleted or failed at create keeps its credential.
-ROTATABLE = ('CREATE_COMPLETE', 'UPDATE_COMPLETE', 'UPDATE_IN_PROGRESS', 'UPDATE_FAILED',
-             'RESUME_COMPLETE', 'RESTORE_COMPLETE', 'ROLLBACK_COMPLETE', 'SNAPSHOT_COMPLETE',
-             'CHECK_COMPLETE', 'ADOPT_COMPLETE')
+ROTATABLE = tuple(s for s in states.COMPLETE if s != states.DELETE_COMPLETE) + (
+    states.UPDATE_IN_PROGRESS, states.UPDATE_FAILED)
 
 
 @bp.patch('/<ident>')
