@@ -20,7 +20,8 @@ def create_app(settings=None):
     app = Flask(__name__)
     app.config['SETTINGS'] = settings
     app.json.sort_keys = False
-    app.extensions['magnum_store'] = store_mod.Store(settings.db_url)
+    app.extensions['magnum_store'] = store_mod.Store(
+        settings.db_url, secrets=settings.store_secrets())
     if settings.start_executor:
         from api.executor import Executor
         app.extensions['magnum_executor'] = Executor(settings, app.extensions['magnum_store'])

@@ -45,12 +45,45 @@ def parse_args(argv=None):
                              'bring their own)')
     parser.add_argument('--health-interval', type=float, default=60.0,
                         help='seconds between health refreshes of settled clusters (0: off)')
+    parser.add_argument('--secret-key-file', default=defaults.secret_key_file,
+                        help='Fernet keys, one per line, that seal CA private keys and '
+                             'cluster credentials in the store: the first seals, all unseal '
+                             '(default $MAGNUM_SECRET_KEY_FILE; none: stored as they are)')
+    parser.add_argument('--new-secret-key', action='store_true',
+                        help='print a new key for the key file and exit')
+    parser.add_argument('--reseal-secrets', action='store_true',
+                        help="seal every secret in the store with the key file's first key "
+                             '(after setting a key file or putting a new key first) and exit')
     parser.add_argument('--debug', action='store_true')
     return parser.parse_args(argv)
 
 
+def secrets_command(args):
+    """--new-secret-key / --reseal-secrets: one-off commands; None when neither."""
+    from api.core import errors, secrets, store
+    if args.new_secret_key:
+        print(secrets.new_key())
+        return 0
+    if not args.reseal_secrets:
+        return None
+    if not args.secret_key_file:
+        print('magnum-ansible-api: --reseal-secrets needs --secret-key-file', file=sys.stderr)
+        return 1
+    try:
+        settings = Settings(start_executor=False, secret_key_file=args.secret_key_file)
+        rewritten = store.Store(args.db, secrets=settings.store_secrets()).reseal_secrets()
+    except errors.MagnumError as exc:
+        print('magnum-ansible-api: %s' % exc, file=sys.stderr)
+        return 1
+    print('resealed: %s' % ', '.join('%d %s' % (n, t) for t, n in sorted(rewritten.items())))
+    return 0
+
+
 def main(argv=None):
     args = parse_args(argv)
+    done = secrets_command(args)
+    if done is not None:
+        return done
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s: %(message)s')
     from pathlib import Path
@@ -58,16 +91,21 @@ def main(argv=None):
     from waitress import serve
 
     from api.app import create_app
+    from api.core import errors
     settings = Settings(
         db_url=args.db, workers=args.workers, default_project=args.default_project,
         default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
         auth_strategy=args.auth, keystone_cloud=args.keystone_cloud,
         cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
         project_dir=Path(args.project_dir), provider=args.provider,
-        health_interval=args.health_interval,
+        health_interval=args.health_interval, secret_key_file=args.secret_key_file,
         heartbeat_interval=min(10.0, args.health_interval or 10.0),
         playbooks_dir=Path(args.project_dir) / 'playbooks')
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except errors.MagnumError as exc:  # a store or key file that cannot be used
+        print('magnum-ansible-api: %s' % exc, file=sys.stderr)
+        return 1
     executor = app.extensions['magnum_executor']
 
     def stop(_signum, _frame):

@@ -20,6 +20,7 @@ import ansible_runner
 
 from api import credentials
 from api.core import jobs as jobs_mod
+from api.core import secrets
 from api.core import states
 
 LOG = logging.getLogger(__name__)
@@ -128,6 +129,8 @@ class Executor:
         env = {'MAGNUM_DB_URL': self.store.url,
                'MAGNUM_PROVIDER': self.settings.provider,
                'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
+               # the modules open the store with the API's keys
+               secrets.ENV_KEY_FILE: self.store.secrets.key_file or '',
                # ansible-playbook from the same environment as this API
                'PATH': os.pathsep.join([os.path.dirname(sys.executable),
                                         os.environ.get('PATH', '')])}

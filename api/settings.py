@@ -4,7 +4,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from api.core import lifecycle, store
+from api.core import lifecycle, secrets, store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,6 +38,13 @@ class Settings:
     # The clouds.yaml cloud of the openstack provider.
     cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_CLOUD')
                        or os.environ.get('OS_CLOUD') or '')
+    # Fernet keys that seal CA private keys and cluster credentials in the store
+    # (module_utils/secrets.py); empty: stored as they are.
+    secret_key_file: str = field(default_factory=lambda: os.environ.get(secrets.ENV_KEY_FILE, ''))
+
+    def store_secrets(self):
+        return secrets.Secrets(os.path.abspath(self.secret_key_file)
+                               if self.secret_key_file else None)
 
     def core(self, caller_cloud=None):
         """The settings the core's validation needs; with the openstack provider,

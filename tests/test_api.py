@@ -13,12 +13,16 @@ TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'kp'}
 
 
+def make_app(db_url, project, tmp_path, **settings):
+    return create_app(Settings(**dict(
+        dict(db_url=db_url, runner_dir=tmp_path / 'jobs', project_dir=project,
+             playbooks_dir=project / 'playbooks', heartbeat_interval=1, provider='none',
+             health_interval=2), **settings)))
+
+
 @pytest.fixture
 def client(db_url, project, tmp_path):
-    settings = Settings(db_url=db_url, runner_dir=tmp_path / 'jobs', project_dir=project,
-                        playbooks_dir=project / 'playbooks', heartbeat_interval=1,
-                        provider='none', health_interval=2)
-    app = create_app(settings)
+    app = make_app(db_url, project, tmp_path)
     yield app.test_client()
     app.extensions['magnum_executor'].shutdown(wait=True)
 
@@ -382,6 +386,36 @@ def test_certificates(client):
     call(client, 'PATCH', '/v1/certificates/c1', expect=202)
     rotated = wait_status(client, 'c1').json
     assert rotated['status'] == 'UPDATE_COMPLETE'
+
+
+def test_the_api_and_its_jobs_seal_secrets_with_its_key_file(db_url, project, tmp_path):
+    """--secret-key-file: the CA that a create job makes, and the one a rotation job
+    stages and promotes, lie sealed in the store; the API reads them to sign."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import secrets, tls
+    from test_store import raw_secrets
+    keys = tmp_path / 'secret.keys'
+    keys.write_text(secrets.new_key() + '\n')
+    app = make_app(db_url, project, tmp_path, secret_key_file=str(keys))
+    client = app.test_client()
+    try:
+        call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+        call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
+             expect=202)
+        assert wait_status(client, 'c1').json['status'] == 'CREATE_COMPLETE'
+        store = app.extensions['magnum_store']
+        first = raw_secrets(store)
+        assert len(first) == 1 and secrets.is_sealed(first[0])
+        call(client, 'PATCH', '/v1/certificates/c1', expect=202)
+        assert wait_status(client, 'c1').json['status'] == 'UPDATE_COMPLETE'
+        rotated = raw_secrets(store)
+        assert len(rotated) == 1 and secrets.is_sealed(rotated[0]) and rotated != first
+        ca = call(client, 'GET', '/v1/certificates/c1', expect=200).json
+        csr, _key = tls.make_csr('admin', 'system:masters')
+        signed = call(client, 'POST', '/v1/certificates', {'cluster_uuid': 'c1', 'csr': csr},
+                      expect=201).json
+        assert tls.verify_signed_by(signed['pem'], ca['pem'])
+    finally:
+        app.extensions['magnum_executor'].shutdown(wait=True)
 
 
 def test_credential_rotation_needs_clusters_with_credentials(client):

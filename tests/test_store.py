@@ -7,9 +7,9 @@ import pytest
 import sqlalchemy as sa
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    jobs, lifecycle, states, store as store_mod)
+    jobs, lifecycle, secrets, states, store as store_mod, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
-    Conflict, NotFound, OperationNotAllowed, ResourceLimitExceeded)
+    Conflict, Invalid, NotFound, OperationNotAllowed, ResourceLimitExceeded)
 
 SCOPE = lifecycle.Scope('p1')
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -225,6 +225,78 @@ def test_credentials_one_active_per_cluster_retired_until_revoked(db_url):
     store.purge_cluster(c2['uuid'])
     assert store.credential(c2['uuid']) is None
     assert [c['credential_id'] for c in store.retired_credentials()] == ['cred-2']
+
+
+def raw_secrets(store):
+    """Every secret as it lies in the database."""
+    with store.read() as conn:
+        return [value for name, column in store.SEALED.items()
+                for (value,) in conn.execute(sa.select(store.t[name].c[column])).all()]
+
+
+def test_secrets_are_sealed_at_rest_and_resealed_after_a_key_change(db_url, tmp_path):
+    def opened(*keys):
+        path = tmp_path / ('keys-%d' % len(list(tmp_path.glob('keys-*'))))
+        path.write_text(''.join(k + '\n' for k in keys))
+        return store_mod.Store(db_url, secrets=secrets.Secrets(str(path)))
+
+    # a store used without a key file: secrets lie as they are
+    plain, _tpl = make(db_url)
+    cluster = lifecycle.record_cluster(plain, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    lifecycle.ensure_ca(plain, cluster)
+    plain.save_credential(cluster['uuid'], 'cred-1', 'app-cred-secret')
+    assert any('PRIVATE KEY' in v for v in raw_secrets(plain))
+    # a key file is set: what was stored is still read, and a reseal seals it
+    old, new = secrets.new_key(), secrets.new_key()
+    sealed = opened(old)
+    assert sealed.credential(cluster['uuid'])['secret'] == 'app-cred-secret'
+    assert sealed.reseal_secrets() == {'certificates': 1, 'credentials': 1}
+    assert sealed.reseal_secrets() == {'certificates': 0, 'credentials': 0}
+    # new secrets are sealed as they are written, and every use reads them
+    lifecycle.ensure_ca(sealed, cluster, rotate=True)
+    sealed.save_credential(cluster['uuid'], 'cred-2', 'second-secret')
+    assert all(secrets.is_sealed(v) for v in raw_secrets(sealed))
+    assert not any('PRIVATE KEY' in v or 'secret' in v for v in raw_secrets(sealed))
+    ca = sealed.certificate(cluster['uuid'])
+    csr, _key = tls.make_csr('admin', 'system:masters')
+    assert tls.verify_signed_by(lifecycle.sign_csr(sealed, cluster, csr), ca['cert_pem'])
+    assert [c['secret'] for c in sealed.retired_credentials()] == ['app-cred-secret']
+    # a key rotation: the new key first, reseal, then the old key can go
+    rotating = opened(new, old)
+    assert rotating.reseal_secrets() == {'certificates': 1, 'credentials': 2}
+    assert opened(new).certificate(cluster['uuid'])['key_pem'] == ca['key_pem']
+    for wrong in (opened(old), store_mod.Store(db_url, secrets=secrets.Secrets())):
+        with pytest.raises(Invalid):
+            wrong.certificate(cluster['uuid'])
+
+
+def test_the_command_line_makes_keys_reseals_and_refuses_an_unusable_key_file(
+        sqlite_url, tmp_path):
+    import subprocess
+    from conftest import BIN
+
+    def cli(*args):
+        return subprocess.run([str(BIN / 'magnum-ansible-api')] + list(args),
+                              capture_output=True, text=True, timeout=60)
+    made = [cli('--new-secret-key') for _ in range(2)]
+    assert all(m.returncode == 0 for m in made) and made[0].stdout != made[1].stdout
+    keys = tmp_path / 'keys'
+    keys.write_text(made[0].stdout)
+    store, _tpl = make(sqlite_url)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    lifecycle.ensure_ca(store, cluster)
+    resealed = cli('--reseal-secrets', '--db', sqlite_url, '--secret-key-file', str(keys))
+    assert resealed.returncode == 0, resealed.stderr
+    assert resealed.stdout.strip() == 'resealed: 1 certificates, 0 credentials'
+    assert all(secrets.is_sealed(v) for v in raw_secrets(store))
+    refused = cli('--reseal-secrets', '--db', sqlite_url)
+    assert refused.returncode == 1 and 'needs --secret-key-file' in refused.stderr
+    keys.write_text('not-a-key\n')
+    for args in (['--reseal-secrets'], ['--port', '0']):  # one-off command, and serving
+        refused = cli(*args, '--db', sqlite_url, '--secret-key-file', str(keys))
+        assert refused.returncode == 1 and 'not a Fernet key' in refused.stderr, refused.stderr
 
 
 def test_orphaned_jobs_fail_their_cluster(db_url):

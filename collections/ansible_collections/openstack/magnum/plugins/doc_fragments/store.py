@@ -34,4 +34,7 @@ notes:
     record written here is visible through C(openstack coe ...) and the other way round.
   - Validation, defaults and state transitions come from the collection's core, the same
     code the API uses.
+  - CA private keys and cluster credentials in the store are sealed with the Fernet keys of
+    the file named by the E(MAGNUM_SECRET_KEY_FILE) environment variable when it is set
+    (the API sets it for its jobs); the first key seals, every key unseals.
 '''

@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - reported by modules
     SQLALCHEMY_IMPORT_ERROR = exc
 
 from ansible_collections.openstack.magnum.plugins.module_utils import fields, states
+from ansible_collections.openstack.magnum.plugins.module_utils.secrets import Secrets
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound, OperationNotAllowed)
 
@@ -163,10 +164,12 @@ MIGRATIONS = (
 class Store(object):
     """Data access for every resource. Construct once per process."""
 
-    def __init__(self, url=None, migrate=True):
+    def __init__(self, url=None, migrate=True, secrets=None):
         if not HAS_SQLALCHEMY:
             raise Invalid("SQLAlchemy is required for the store: %s" % SQLALCHEMY_IMPORT_ERROR)
         self.url = url or default_url()
+        # CA private keys and credential secrets are sealed at rest (module_utils.secrets).
+        self.secrets = secrets if secrets is not None else Secrets.from_env()
         self.is_sqlite = self.url.startswith('sqlite')
         if self.is_sqlite:
             self._prepare_sqlite_file()
@@ -507,12 +510,13 @@ class Store(object):
                 return None
             raise NotFound("The %s certificate of cluster %s could not be found."
                            % (ca_cert_type, cluster_uuid))
-        return dict(row._mapping)
+        return self._unsealed(row, 'key_pem')
 
     def save_certificate(self, cluster_uuid, cert_pem, key_pem, ca_cert_type='ca',
                          replace=False):
         """Store a CA; returns False when one exists and ``replace`` is off."""
         table = self.t['certificates']
+        key_pem = self.secrets.seal(key_pem)
         with self.write(lock='ca-%s' % cluster_uuid) as conn:
             row = conn.execute(sa.select(table.c.id).where(
                 table.c.cluster_uuid == cluster_uuid,
@@ -547,7 +551,7 @@ class Store(object):
             row = conn.execute(sa.select(table).where(
                 table.c.cluster_uuid == cluster_uuid,
                 table.c.retired.is_(False))).first()
-        return dict(row._mapping) if row is not None else None
+        return self._unsealed(row, 'secret') if row is not None else None
 
     def save_credential(self, cluster_uuid, credential_id, secret, user_id=None,
                         project_id=None):
@@ -556,7 +560,8 @@ class Store(object):
         with self.write(lock='credential-%s' % cluster_uuid) as conn:
             self._retire_credentials(conn, cluster_uuid)
             conn.execute(table.insert().values(
-                cluster_uuid=cluster_uuid, credential_id=credential_id, secret=secret,
+                cluster_uuid=cluster_uuid, credential_id=credential_id,
+                secret=self.secrets.seal(secret),
                 user_id=user_id, project_id=project_id, retired=False, created_at=utcnow()))
 
     def _retire_credentials(self, conn, cluster_uuid):
@@ -571,12 +576,37 @@ class Store(object):
             rows = conn.execute(sa.select(table).where(sa.or_(
                 table.c.retired.is_(True),
                 ~table.c.cluster_uuid.in_(sa.select(clusters.c.uuid))))).all()
-        return [dict(row._mapping) for row in rows]
+        return [self._unsealed(row, 'secret') for row in rows]
 
     def forget_credential(self, credential_id):
         table = self.t['credentials']
         with self.write() as conn:
             conn.execute(table.delete().where(table.c.credential_id == credential_id))
+
+    # ------------------------------------------------------------- secrets
+    # Where each secret lives: table -> its sealed column.
+    SEALED = {'certificates': 'key_pem', 'credentials': 'secret'}
+
+    def _unsealed(self, row, column):
+        record = dict(row._mapping)
+        record[column] = self.secrets.unseal(record[column])
+        return record
+
+    def reseal_secrets(self):
+        """Seal every secret with the first key (after a key file is set or a key
+        is added); returns how many were rewritten, per table."""
+        rewritten = {}
+        for name, column in self.SEALED.items():
+            table = self.t[name]
+            rewritten[name] = 0
+            with self.write(lock='reseal-secrets') as conn:
+                for row_id, value in conn.execute(sa.select(table.c.id, table.c[column])).all():
+                    sealed = self.secrets.reseal(value)
+                    if sealed != value:
+                        conn.execute(table.update().where(table.c.id == row_id)
+                                     .values({column: sealed}))
+                        rewritten[name] += 1
+        return rewritten
 
     def purge_cluster(self, cluster_uuid):
         """Remove a deleted cluster, its node groups and certificates (its credentials

@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Secrets at rest: the store seals CA private keys and cluster credentials.
+
+The keys are Fernet keys, one per line, in the file named by
+MAGNUM_SECRET_KEY_FILE: the first seals, every one unseals, so a key is
+rotated by putting a new one first and resealing the store (``magnum-ansible-api
+--reseal-secrets``) before the old one is dropped. A sealed value is text
+beginning with ``fernet:``. Without a key file, values are stored as they are;
+values stored before a key file was set are still read, and sealed by a reseal.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+
+try:
+    from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+    HAS_FERNET = True
+except ImportError:  # pragma: no cover - reported by Secrets()
+    HAS_FERNET = False
+
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+ENV_KEY_FILE = 'MAGNUM_SECRET_KEY_FILE'
+PREFIX = 'fernet:'
+
+
+def new_key():
+    """A fresh key, as a line of the key file."""
+    return Fernet.generate_key().decode('ascii')
+
+
+def is_sealed(value):
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+class Secrets(object):
+    """Seal and unseal with the keys of a key file (none: values pass through)."""
+
+    def __init__(self, key_file=None):
+        self.key_file = key_file or None
+        self._keys = self._load(self.key_file) if self.key_file else []
+        self._fernet = MultiFernet(self._keys) if self._keys else None
+
+    @classmethod
+    def from_env(cls):
+        return cls(os.environ.get(ENV_KEY_FILE))
+
+    @property
+    def enabled(self):
+        return self._fernet is not None
+
+    @staticmethod
+    def _load(path):
+        if not HAS_FERNET:
+            raise Invalid("The cryptography library is required to seal secrets.")
+        try:
+            with open(path) as handle:
+                lines = [line.strip() for line in handle]
+        except (IOError, OSError) as exc:
+            raise Invalid("The secret key file %s cannot be read: %s" % (path, exc))
+        keys = [line for line in lines if line and not line.startswith('#')]
+        if not keys:
+            raise Invalid("The secret key file %s holds no key." % path)
+        try:
+            return [Fernet(key.encode('ascii')) for key in keys]
+        except (ValueError, UnicodeError):
+            raise Invalid("The secret key file %s holds a line that is not a Fernet key "
+                          "(32 url-safe base64-encoded bytes; make one with "
+                          "magnum-ansible-api --new-secret-key)." % path)
+
+    def seal(self, value):
+        """``value`` sealed with the first key (as it is without a key file)."""
+        if value is None or not self.enabled or is_sealed(value):
+            return value
+        return PREFIX + self._fernet.encrypt(value.encode('utf-8')).decode('ascii')
+
+    def unseal(self, value):
+        if not is_sealed(value):
+            return value
+        if not self.enabled:
+            raise Invalid("The store holds sealed secrets: set %s to the file of the keys "
+                          "that sealed them." % ENV_KEY_FILE)
+        try:
+            return self._fernet.decrypt(value[len(PREFIX):].encode('ascii')).decode('utf-8')
+        except InvalidToken:
+            raise Invalid("A secret in the store was sealed with a key that is not in %s."
+                          % self.key_file)
+
+    def reseal(self, value):
+        """``value`` sealed with the first key, whatever it was sealed with before
+        (as it is when the first key sealed it)."""
+        if is_sealed(value) and self.enabled:
+            try:
+                self._keys[0].decrypt(value[len(PREFIX):].encode('ascii'))
+                return value
+            except InvalidToken:
+                pass
+        return self.seal(self.unseal(value))
