@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import ApiServer, REPO, wait_for
+from conftest import ApiServer, BIN, REPO, wait_for
 from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
 from test_swarm import Rest
 
@@ -163,6 +163,123 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         ca = on_node(master[0], 'cat', '/etc/kubernetes/pki/ca.crt').stdout
         assert ca.strip() == rest.coe('ca', 'show', 'k').strip()
         made.delete_to_nothing()
+
+
+@contextlib.contextmanager
+def standin_cluster(tmp_path):
+    """A Kubernetes cluster 'k' in a store of its own, CA and all, whose api_address is a
+    k8s_standin API (no kube-apiserver can run here); yields (store url, store, uuid, api).
+    The playbooks, roles, modules and store the tests run on it are the real ones."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import (
+        lifecycle, store as store_mod)
+    from k8s_standin import StandIn
+    url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
+    store, scope = store_mod.Store(url), lifecycle.Scope(lifecycle.DEFAULT_PROJECT)
+    lifecycle.create_template(store, {'name': 'kt', 'coe': 'kubernetes', 'image_id': 'debian-12',
+                                      'external_network_id': 'public', 'keypair_id': 'k'},
+                              scope)
+    uuid = lifecycle.record_cluster(store, {'name': 'k', 'cluster_template_id': 'kt'},
+                                    scope)['uuid']
+    _changed, ca = lifecycle.ensure_ca(store, store.get('cluster', uuid))
+    api = StandIn(ca['cert_pem'], ca['key_pem'], tmp_path).start()
+    store.update('cluster', uuid, {'status': 'CREATE_COMPLETE', 'api_address': api.url})
+    try:
+        yield url, store, uuid, api
+    finally:
+        api.stop()
+
+
+def playbook(path, url, *args):
+    run = subprocess.run(
+        [str(BIN / 'ansible-playbook'), str(path)] + list(args), cwd=str(REPO),
+        capture_output=True, text=True, timeout=300, env=dict(
+            os.environ, MAGNUM_DB_URL=url, MAGNUM_PROVIDER='none',
+            PATH='%s:%s' % (BIN, os.environ['PATH'])))
+    assert run.returncode == 0, run.stdout[-3000:]
+    return run
+
+
+def test_health_reads_the_api_through_its_address_with_a_certificate_of_the_cluster_ca(
+        tmp_path):
+    """cluster_health.yml on a Kubernetes cluster: /readyz and the nodes' Ready condition
+    read from the controller through api_address, with an admin certificate the
+    cluster_ca module issues from the store's CA (the API refuses any other), recorded
+    as Magnum's monitor records them."""
+    from k8s_standin import node
+    with standin_cluster(tmp_path) as (url, store, uuid, api):
+        def health():
+            playbook('playbooks/cluster_health.yml', url, '-e', 'cluster=k')
+            shown = store.get('cluster', uuid)
+            return shown['health_status'], shown['health_status_reason']
+
+        api.nodes = [node('k-master-0'), node('k-node-0'), node('k-node-1')]
+        assert health() == ('HEALTHY', {'k-master-0.Ready': 'True', 'k-node-0.Ready': 'True',
+                                        'k-node-1.Ready': 'True', 'api': 'ok'})
+        assert {path for path, _cn in api.requests} >= {'/readyz', '/api/v1/nodes'}
+        assert {cn for _path, cn in api.requests} == {'magnum-driver'}
+        api.nodes[2] = node('k-node-1', 'False')
+        status, reason = health()
+        assert status == 'UNHEALTHY' and reason['k-node-1.Ready'] == 'False'
+        api.nodes[2] = node('k-node-1')
+        api.readyz = (500, '[-]etcd failed: reason withheld\nreadyz check failed')
+        status, reason = health()
+        assert status == 'UNHEALTHY' and reason['api'].startswith('HTTP 500: [-]etcd failed')
+        api.stop()
+        # nothing answers (and no master to ask): Magnum's fallback values
+        assert health() == ('UNKNOWN', {'api': 'The cluster is not accessible'})
+
+
+REMOVAL_ORDER = """
+- name: The driver's removal_order step, as cluster_operation runs it for a shrink
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Read the cluster
+      openstack.magnum.cluster_info:
+        name: k
+      register: info
+    - name: Nothing named by the caller
+      ansible.builtin.set_fact:
+        magnum_nodes_to_remove: []
+    - name: Pick
+      ansible.builtin.include_role:
+        name: openstack.magnum.kubernetes
+        tasks_from: removal_order.yml
+      vars:
+        magnum_cluster: "{{ info.cluster }}"
+        magnum_node_count: 1
+        magnum_nodegroup_record: {name: default-worker, node_count: 3}
+    - name: Say which
+      ansible.builtin.copy:
+        content: "{{ magnum_nodes_to_remove | to_json }}"
+        dest: "{{ out }}"
+        mode: "0600"
+"""
+
+
+def test_a_shrink_naming_no_node_picks_the_emptiest_of_the_group_from_the_api(tmp_path):
+    """removal_order.yml reads the group's nodes (by label) and every pod through
+    api_address: the nodes running the fewest pods that count leave (DaemonSet pods and
+    finished ones do not count; another group's idle node is not a candidate); with the
+    API out of reach the provider's choice stands and the shrink goes on."""
+    from k8s_standin import node, pod
+    book, out = tmp_path / 'removal_order.yml', tmp_path / 'picked.json'
+    book.write_text(REMOVAL_ORDER)
+    group = {'magnum.openstack.org/nodegroup': 'default-worker'}
+    with standin_cluster(tmp_path) as (url, _store, _uuid, api):
+        api.nodes = [node('k-node-0', labels=group), node('k-node-1', labels=group),
+                     node('k-node-2', labels=group),
+                     node('k-other-0', labels={'magnum.openstack.org/nodegroup': 'other'})]
+        api.pods = [pod('web-1', 'k-node-0', 'ReplicaSet'), pod('web-2', 'k-node-0', 'ReplicaSet'),
+                    pod('flannel-a', 'k-node-1', 'DaemonSet'),
+                    pod('job-done', 'k-node-1', 'Job', phase='Succeeded'),
+                    pod('web-3', 'k-node-2', 'ReplicaSet'),
+                    pod('flannel-b', 'k-node-2', 'DaemonSet')]
+        playbook(book, url, '-e', 'out=%s' % out)
+        assert sorted(json.loads(out.read_text())) == ['k-node-1', 'k-node-2']
+        api.stop()
+        playbook(book, url, '-e', 'out=%s' % out)
+        assert json.loads(out.read_text()) == []
 
 
 def kubectl(kubeconfig, *args, check=True, stdin=None):

@@ -211,3 +211,33 @@ def test_a_shrink_naming_no_node_picks_the_emptiest_from_the_api_objects():
     assert k8s.emptiest_nodes(nodes, pods, 3) == ['k-node-3', 'k-node-2', 'k-node-0']
     assert k8s.emptiest_nodes(nodes, [], 1) == ['k-node-3']
     assert k8s.emptiest_nodes(nodes, pods, 0) == []
+
+
+def node(name, ready):
+    conditions = [{'type': 'MemoryPressure', 'status': 'False'}]
+    if ready is not None:
+        conditions.append({'type': 'Ready', 'status': ready})
+    return {'metadata': {'name': name}, 'status': {'conditions': conditions}}
+
+
+def test_health_reads_like_magnums_monitor():
+    servers = ['k-master-0', 'k-node-0', 'k-node-1']
+    healthy = k8s.health([node(n, 'True') for n in servers], servers, 'ok\n')
+    assert healthy == {'status': 'HEALTHY', 'reason': {
+        'k-master-0.Ready': 'True', 'k-node-0.Ready': 'True', 'k-node-1.Ready': 'True',
+        'api': 'ok'}}
+    # a node not Ready, one without a Ready condition yet, a server never registered
+    sick = k8s.health([node('k-master-0', 'True'), node('k-node-0', 'False'),
+                       node('k-extra', None)], servers, 'ok')
+    assert sick['status'] == 'UNHEALTHY'
+    assert sick['reason'] == {'k-master-0.Ready': 'True', 'k-node-0.Ready': 'False',
+                              'k-extra.Ready': 'Unknown', 'k-node-1.Ready': 'not registered',
+                              'api': 'ok'}
+    # every node Ready but the API server not ready (or only a master's view)
+    degraded = k8s.health([node(n, 'True') for n in servers], servers,
+                          'HTTP 500: [-]etcd failed')
+    assert degraded['status'] == 'UNHEALTHY'
+    assert degraded['reason']['api'] == 'HTTP 500: [-]etcd failed'
+    # nobody could list the nodes: Magnum's fallback values
+    assert k8s.health(None, servers, 'connection refused') == {
+        'status': 'UNKNOWN', 'reason': {'api': 'The cluster is not accessible'}}

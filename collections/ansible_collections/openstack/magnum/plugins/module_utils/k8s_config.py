@@ -303,3 +303,28 @@ def upgrade_batches(masters, workers, max_batch_size=1):
     batches = [[m] for m in masters]
     batches += [workers[i:i + max_batch_size] for i in range(0, len(workers), max_batch_size)]
     return batches
+
+
+NOT_ACCESSIBLE = 'The cluster is not accessible'
+
+
+def health(nodes, expected, api):
+    """The cluster's health as Magnum's monitor reports it: ``<node>.Ready`` per node
+    (the Ready condition's status, ``not registered`` for a server of the cluster
+    the API does not list) and ``api`` (what the API server answered to /readyz, or
+    why it could not be asked). ``nodes``: Node objects, None when no one could list
+    them (then UNKNOWN); ``expected``: the cluster's server names. HEALTHY when the
+    API says ``ok`` and every server is a Ready node."""
+    if nodes is None:
+        return {'status': 'UNKNOWN', 'reason': {'api': NOT_ACCESSIBLE}}
+    reason = {}
+    for node in nodes:
+        conditions = (node.get('status') or {}).get('conditions') or []
+        ready = [c.get('status') for c in conditions if c.get('type') == 'Ready']
+        reason['%s.Ready' % node['metadata']['name']] = str(ready[0] if ready else 'Unknown')
+    for name in expected or []:
+        reason.setdefault('%s.Ready' % name, 'not registered')
+    reason['api'] = str(api or NOT_ACCESSIBLE).strip()
+    healthy = reason['api'] == 'ok' and all(
+        value == 'True' for key, value in reason.items() if key != 'api')
+    return {'status': 'HEALTHY' if healthy else 'UNHEALTHY', 'reason': reason}
