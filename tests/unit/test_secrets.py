@@ -56,3 +56,18 @@ def test_a_key_file_that_cannot_be_used_is_a_clear_error(tmp_path, content, mess
         path.write_text(content)
     with pytest.raises(Invalid, match=message):
         secrets.Secrets(str(path))
+
+
+def test_a_changed_key_file_is_read_again_without_a_restart(tmp_path):
+    """A long-running API and its jobs (which read the file afresh) must agree on the
+    key that seals: the file is read again when it changes."""
+    old, new = secrets.new_key(), secrets.new_key()
+    path = key_file(tmp_path, old)
+    running = secrets.Secrets(path)
+    by_old = running.seal(PEM)
+    staged = key_file(tmp_path, new, old, name='staged')
+    import os
+    os.replace(staged, path)                      # the operator puts a new key first
+    by_new = running.seal(PEM)
+    assert secrets.Secrets(key_file(tmp_path, new, name='new')).unseal(by_new) == PEM
+    assert running.unseal(by_old) == PEM and running.reseal(by_new) == by_new

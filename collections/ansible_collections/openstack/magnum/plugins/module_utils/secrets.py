@@ -6,7 +6,8 @@
 The keys are Fernet keys, one per line, in the file named by
 MAGNUM_SECRET_KEY_FILE: the first seals, every one unseals, so a key is
 rotated by putting a new one first and resealing the store (``magnum-ansible-api
---reseal-secrets``) before the old one is dropped. A sealed value is text
+--reseal-secrets``) before the old one is dropped; the file is read again whenever it
+changes (write it whole, then move it into place). A sealed value is text
 beginning with ``fernet:``. Without a key file, values are stored as they are;
 values stored before a key file was set are still read, and sealed by a reseal.
 """
@@ -42,8 +43,27 @@ class Secrets(object):
 
     def __init__(self, key_file=None):
         self.key_file = key_file or None
-        self._keys = self._load(self.key_file) if self.key_file else []
-        self._fernet = MultiFernet(self._keys) if self._keys else None
+        self._stamp, self._keys = None, []
+        self._refresh()
+
+    def _refresh(self):
+        """(Re)read the key file when it changed, so that a long-running API and its
+        jobs (which read it afresh) seal with the same first key."""
+        if not self.key_file:
+            return
+        try:
+            stat = os.stat(self.key_file)
+            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        except OSError:
+            stamp = None
+        if stamp is None or stamp != self._stamp:
+            self._keys = self._load(self.key_file)
+            self._stamp = stamp
+
+    @property
+    def _fernet(self):
+        self._refresh()
+        return MultiFernet(self._keys) if self._keys else None
 
     @classmethod
     def from_env(cls):
@@ -51,7 +71,7 @@ class Secrets(object):
 
     @property
     def enabled(self):
-        return self._fernet is not None
+        return bool(self.key_file)
 
     @staticmethod
     def _load(path):
@@ -94,6 +114,7 @@ class Secrets(object):
         """``value`` sealed with the first key, whatever it was sealed with before
         (as it is when the first key sealed it)."""
         if is_sealed(value) and self.enabled:
+            self._refresh()
             try:
                 self._keys[0].decrypt(value[len(PREFIX):].encode('ascii'))
                 return value
