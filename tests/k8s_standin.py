@@ -39,7 +39,8 @@ def selected(objects, selector):
 
 class StandIn:
     """``nodes``: Node objects; ``readyz``: (status, body) of /readyz; both may be
-    changed while it runs. ``requests`` records the paths asked, with the client's CN."""
+    changed while it runs. ``requests`` records the paths asked, with the client
+    certificate's CN and O."""
 
     def __init__(self, ca_cert_pem, ca_key_pem, tmp_path):
         self.nodes, self.pods, self.readyz, self.requests = [], [], (200, 'ok'), []
@@ -96,7 +97,8 @@ class StandIn:
                 url = urlsplit(self.path)
                 path = url.path
                 subject = dict(x[0] for x in self.connection.getpeercert()['subject'])
-                standin.requests.append((path, subject.get('commonName')))
+                standin.requests.append((path, subject.get('commonName'),
+                                         subject.get('organizationName')))
                 status, body = standin.answer(path, parse_qs(url.query))
                 data = (body if isinstance(body, str) else json.dumps(body)).encode()
                 self.send_response(status)

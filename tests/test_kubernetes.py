@@ -215,8 +215,9 @@ def test_health_reads_the_api_through_its_address_with_a_certificate_of_the_clus
         api.nodes = [node('k-master-0'), node('k-node-0'), node('k-node-1')]
         assert health() == ('HEALTHY', {'k-master-0.Ready': 'True', 'k-node-0.Ready': 'True',
                                         'k-node-1.Ready': 'True', 'api': 'ok'})
-        assert {path for path, _cn in api.requests} >= {'/readyz', '/api/v1/nodes'}
-        assert {cn for _path, cn in api.requests} == {'magnum-driver'}
+        assert {request[0] for request in api.requests} >= {'/readyz', '/api/v1/nodes'}
+        assert {request[1:] for request in api.requests} == {('magnum-driver',
+                                                              'system:masters')}
         api.nodes[2] = node('k-node-1', 'False')
         status, reason = health()
         assert status == 'UNHEALTHY' and reason['k-node-1.Ready'] == 'False'
@@ -227,6 +228,28 @@ def test_health_reads_the_api_through_its_address_with_a_certificate_of_the_clus
         api.stop()
         # nothing answers (and no master to ask): Magnum's fallback values
         assert health() == ('UNKNOWN', {'api': 'The cluster is not accessible'})
+
+
+def test_cluster_config_gives_a_kubeconfig_that_the_clusters_api_accepts(tmp_path):
+    """`openstack coe cluster config` (python-magnumclient makes the kubeconfig itself from
+    the cluster, its template, the CA and a certificate the API signs): it points at
+    api_address, trusts the cluster's CA, and its admin certificate (CN admin, O
+    system:masters) is accepted by an API server that requires the cluster's CA."""
+    import yaml
+    from kubernetes import client as kube_client, config as kube_config
+    from k8s_standin import node
+    with standin_cluster(tmp_path) as (url, _store, _uuid, api):
+        api.nodes = [node('k-master-0'), node('k-node-0')]
+        server = ApiServer(url, REPO, tmp_path, provider='none').start()
+        try:
+            conf = cluster_config(Rest(server), 'k', tmp_path / 'cfg')
+        finally:
+            server.stop()
+        assert yaml.safe_load(conf.read_text())['clusters'][0]['cluster']['server'] == api.url
+        listed = kube_client.CoreV1Api(kube_config.new_client_from_config(
+            config_file=str(conf))).list_node()
+        assert [n.metadata.name for n in listed.items] == ['k-master-0', 'k-node-0']
+        assert api.requests[-1] == ('/api/v1/nodes', 'admin', 'system:masters')
 
 
 REMOVAL_ORDER = """
