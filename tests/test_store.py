@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from ansible_collections.openstack.magnum.plugins.module_utils import (
     jobs, lifecycle, secrets, states, store as store_mod, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
-    Conflict, Invalid, NotFound, OperationNotAllowed, ResourceLimitExceeded)
+    Conflict, NotFound, OperationNotAllowed, ResourceLimitExceeded)
 
 SCOPE = lifecycle.Scope('p1')
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -267,7 +267,7 @@ def test_secrets_are_sealed_at_rest_and_resealed_after_a_key_change(db_url, tmp_
     assert rotating.reseal_secrets() == {'certificates': 1, 'credentials': 2}
     assert opened(new).certificate(cluster['uuid'])['key_pem'] == ca['key_pem']
     for wrong in (opened(old), store_mod.Store(db_url, secrets=secrets.Secrets())):
-        with pytest.raises(Invalid):
+        with pytest.raises(secrets.SecretsUnavailable):
             wrong.certificate(cluster['uuid'])
 
 

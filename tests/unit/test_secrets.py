@@ -3,7 +3,6 @@
 import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils import secrets
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 PEM = '-----BEGIN PRIVATE KEY-----\nMIIE...\n-----END PRIVATE KEY-----\n'
 
@@ -27,7 +26,7 @@ def test_without_a_key_file_values_pass_through_but_sealed_ones_are_refused(tmp_
     plain = secrets.Secrets()
     assert not plain.enabled and plain.seal(PEM) == PEM and plain.unseal(PEM) == PEM
     sealed = secrets.Secrets(key_file(tmp_path, secrets.new_key())).seal(PEM)
-    with pytest.raises(Invalid, match=secrets.ENV_KEY_FILE):
+    with pytest.raises(secrets.SecretsUnavailable, match=secrets.ENV_KEY_FILE):
         plain.unseal(sealed)
 
 
@@ -39,7 +38,7 @@ def test_a_key_is_rotated_by_putting_a_new_one_first(tmp_path):
     resealed = both.reseal(by_old)
     assert resealed != by_old and both.reseal(resealed) == resealed
     assert secrets.Secrets(key_file(tmp_path, new, name='new')).unseal(resealed) == PEM
-    with pytest.raises(Invalid, match='not in'):
+    with pytest.raises(secrets.SecretsUnavailable, match='not in'):
         secrets.Secrets(key_file(tmp_path, new, name='new2')).unseal(by_old)
     # a plain value (stored before there was a key) is sealed by a reseal
     assert both.unseal(both.reseal(PEM)) == PEM and secrets.is_sealed(both.reseal(PEM))
@@ -54,7 +53,7 @@ def test_a_key_file_that_cannot_be_used_is_a_clear_error(tmp_path, content, mess
     path = tmp_path / 'keys'
     if content is not None:
         path.write_text(content)
-    with pytest.raises(Invalid, match=message):
+    with pytest.raises(secrets.SecretsUnavailable, match=message):
         secrets.Secrets(str(path))
 
 

@@ -23,10 +23,15 @@ try:
 except ImportError:  # pragma: no cover - reported by Secrets()
     HAS_FERNET = False
 
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 ENV_KEY_FILE = 'MAGNUM_SECRET_KEY_FILE'
 PREFIX = 'fernet:'
+
+
+class SecretsUnavailable(MagnumError):
+    """The keys are missing, unreadable or not those that sealed: the service's
+    configuration, not the caller's input (500)."""
 
 
 def new_key():
@@ -76,19 +81,19 @@ class Secrets(object):
     @staticmethod
     def _load(path):
         if not HAS_FERNET:
-            raise Invalid("The cryptography library is required to seal secrets.")
+            raise SecretsUnavailable("The cryptography library is required to seal secrets.")
         try:
             with open(path) as handle:
                 lines = [line.strip() for line in handle]
         except (IOError, OSError) as exc:
-            raise Invalid("The secret key file %s cannot be read: %s" % (path, exc))
+            raise SecretsUnavailable("The secret key file %s cannot be read: %s" % (path, exc))
         keys = [line for line in lines if line and not line.startswith('#')]
         if not keys:
-            raise Invalid("The secret key file %s holds no key." % path)
+            raise SecretsUnavailable("The secret key file %s holds no key." % path)
         try:
             return [Fernet(key.encode('ascii')) for key in keys]
         except (ValueError, UnicodeError):
-            raise Invalid("The secret key file %s holds a line that is not a Fernet key "
+            raise SecretsUnavailable("The secret key file %s holds a line that is not a Fernet key "
                           "(32 url-safe base64-encoded bytes; make one with "
                           "magnum-ansible-api --new-secret-key)." % path)
 
@@ -102,12 +107,12 @@ class Secrets(object):
         if not is_sealed(value):
             return value
         if not self.enabled:
-            raise Invalid("The store holds sealed secrets: set %s to the file of the keys "
+            raise SecretsUnavailable("The store holds sealed secrets: set %s to the file of the keys "
                           "that sealed them." % ENV_KEY_FILE)
         try:
             return self._fernet.decrypt(value[len(PREFIX):].encode('ascii')).decode('utf-8')
         except InvalidToken:
-            raise Invalid("A secret in the store was sealed with a key that is not in %s."
+            raise SecretsUnavailable("A secret in the store was sealed with a key that is not in %s."
                           % self.key_file)
 
     def reseal(self, value):
