@@ -261,7 +261,8 @@ def test_secrets_are_sealed_at_rest_and_resealed_after_a_key_change(db_url, tmp_
     ca = sealed.certificate(cluster['uuid'])
     csr, _key = tls.make_csr('admin', 'system:masters')
     assert tls.verify_signed_by(lifecycle.sign_csr(sealed, cluster, csr), ca['cert_pem'])
-    assert [c['secret'] for c in sealed.retired_credentials()] == ['app-cred-secret']
+    assert [c['credential_id'] for c in sealed.retired_credentials()] == ['cred-1']
+    assert 'secret' not in sealed.retired_credentials()[0]
     # a key rotation: the new key first, reseal, then the old key can go
     rotating = opened(new, old)
     assert rotating.reseal_secrets() == {'certificates': 1, 'credentials': 2}

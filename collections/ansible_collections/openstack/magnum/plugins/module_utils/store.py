@@ -570,13 +570,15 @@ class Store(object):
                      .values(retired=True))
 
     def retired_credentials(self):
-        """Credentials to revoke: retired ones, and those of clusters that are gone."""
+        """Credentials to revoke: retired ones, and those of clusters that are gone
+        (without their secrets: revoking needs none)."""
         table, clusters = self.t['credentials'], self.t['clusters']
+        columns = [c for c in table.c if c.name != 'secret']
         with self.read() as conn:
-            rows = conn.execute(sa.select(table).where(sa.or_(
+            rows = conn.execute(sa.select(*columns).where(sa.or_(
                 table.c.retired.is_(True),
                 ~table.c.cluster_uuid.in_(sa.select(clusters.c.uuid))))).all()
-        return [self._unsealed(row, 'secret') for row in rows]
+        return [dict(row._mapping) for row in rows]
 
     def forget_credential(self, credential_id):
         table = self.t['credentials']
