@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ansible_runner
 
-from api import credentials
+from api import auth_cache, credentials
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
@@ -120,12 +120,13 @@ class Executor:
         except Exception:
             LOG.exception('health check of %s crashed', cluster_uuid)
         finally:
-            _remove_clouds_yaml(private_dir)
+            _remove_run_secrets(private_dir)
             self._health_pending.discard(cluster_uuid)
 
     def _envvars(self, cluster_uuid=None, private_dir=None):
         """The environment of a run; a cluster with a credential of its own gets its
-        clouds.yaml in the run's private dir (api/credentials.py)."""
+        clouds.yaml in the run's private dir (api/credentials.py); the openstack
+        provider's module runs share one authentication (api/auth_cache.py)."""
         env = {'MAGNUM_DB_URL': self.store.url,
                'MAGNUM_PROVIDER': self.settings.provider,
                'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
@@ -134,7 +135,11 @@ class Executor:
                # ansible-playbook from the same environment as this API
                'PATH': os.pathsep.join([os.path.dirname(sys.executable),
                                         os.environ.get('PATH', '')])}
-        env.update(credentials.job_env(self.settings, self.store, cluster_uuid, private_dir))
+        own_cloud = credentials.job_env(self.settings, self.store, cluster_uuid, private_dir)
+        env.update(own_cloud)
+        if self.settings.provider == 'openstack' and private_dir is not None:
+            env.update(auth_cache.job_env(private_dir, inherit='OS_CLIENT_CONFIG_FILE' not in
+                                          own_cloud))
         return env
 
     def _cluster_lock(self, cluster_id):
@@ -201,7 +206,7 @@ class Executor:
             )
             thread.join()
         finally:
-            _remove_clouds_yaml(private_dir)
+            _remove_run_secrets(private_dir)
         if runner.status != 'successful' and not flags['error']:
             flags['error'] = _output_tail(runner)
         self._finalize(job, runner.status, flags, minutes)
@@ -251,12 +256,13 @@ class Executor:
         jobs_mod.fail_operation(self.store, job, reason)
 
 
-def _remove_clouds_yaml(private_dir):
-    """A run's credential does not outlive it."""
+def _remove_run_secrets(private_dir):
+    """A run's credential and cached authentication do not outlive it."""
     try:
         os.unlink(os.path.join(str(private_dir), 'clouds.yaml'))
     except FileNotFoundError:
         pass
+    auth_cache.forget(private_dir)
 
 
 def _output_tail(runner, lines=3):

@@ -579,3 +579,50 @@ def test_rest_cluster_create_checks_room_on_the_cloud(cloud_api, bm_pool):
         '3 available.' % (BM_FLAVOR, BM_RESOURCE))
     listed = requests.get(url + 'clusters', headers=headers, timeout=60).json()['clusters']
     assert listed == []
+
+
+def test_a_jobs_module_runs_share_one_keystone_login(conn, lab, project, tmp_path):
+    """openstacksdk's auth cache, one per job (api/auth_cache.py): a cluster create and
+    its delete through the API each run many OpenStack modules, each a process of its
+    own, yet log in to Keystone once; the cached login does not outlive the run."""
+    import requests
+
+    from conftest import ApiServer
+    from keystone_counter import counted_clouds_yaml
+    proxied = tmp_path / 'clouds.yaml'
+    proxy = counted_clouds_yaml(lab, CLOUD, proxied)
+    # the store Infra's cleanup reads
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), project, tmp_path,
+                       provider='openstack', args=['--health-interval', '0'],
+                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': str(proxied)})
+    headers = {'OpenStack-API-Version': 'container-infra latest'}
+    api = server.start().url + '/v1/'
+
+    def settled():
+        shown = requests.get(api + 'clusters/c', headers=headers, timeout=60)
+        if shown.status_code == 404:
+            return 'GONE'
+        status = shown.json()['status']
+        return status if 'IN_PROGRESS' not in status else None
+
+    try:
+        assert requests.post(api + 'clustertemplates', headers=headers, timeout=60, json={
+            'name': 't', 'coe': 'kubernetes', 'image_id': IMAGE, 'keypair_id': KEYPAIR,
+            'external_network_id': 'public', 'flavor_id': 'm1.tiny',
+            'master_flavor_id': 'm1.tiny'}).status_code == 201
+        for method, path, body, done in (
+                ('post', 'clusters', {'name': 'c', 'cluster_template_id': 't',
+                                      'node_count': 1}, 'CREATE_COMPLETE'),
+                ('delete', 'clusters/c', None, 'GONE')):
+            answer = getattr(requests, method)(api + path, json=body, headers=headers,
+                                               timeout=60)
+            assert answer.status_code in (202, 204), answer.text
+            before = proxy.logins   # the API's own cloud checks ran within the request
+            assert wait_for(settled, timeout=900, interval=2) == done
+            assert proxy.logins - before == 1, (path, proxy.logins - before)
+        assert not list((tmp_path / 'jobs').glob('**/auth-cache.json'))
+        assert not list((tmp_path / 'jobs').glob('**/secure.yaml'))
+    finally:
+        server.stop()
+        proxy.stop()
+        cleanup(Infra(tmp_path, lab), 'c')
