@@ -620,8 +620,9 @@ def test_a_jobs_module_runs_share_one_keystone_login(conn, lab, project, tmp_pat
             before = proxy.logins   # the API's own cloud checks ran within the request
             assert wait_for(settled, timeout=900, interval=2) == done
             assert proxy.logins - before == 1, (path, proxy.logins - before)
-        assert not list((tmp_path / 'jobs').glob('**/auth-cache.json'))
-        assert not list((tmp_path / 'jobs').glob('**/secure.yaml'))
+        # removed when the run ends (which is a moment after the delete purged the cluster)
+        assert wait_for(lambda: not list((tmp_path / 'jobs').glob('**/auth-cache.json'))
+                        and not list((tmp_path / 'jobs').glob('**/secure.yaml')), timeout=60)
     finally:
         server.stop()
         proxy.stop()
