@@ -93,9 +93,10 @@ class Secrets(object):
         try:
             return [Fernet(key.encode('ascii')) for key in keys]
         except (ValueError, UnicodeError):
-            raise SecretsUnavailable("The secret key file %s holds a line that is not a Fernet key "
-                          "(32 url-safe base64-encoded bytes; make one with "
-                          "magnum-ansible-api --new-secret-key)." % path)
+            raise SecretsUnavailable(
+                "The secret key file %s holds a line that is not a Fernet key (32 url-safe "
+                "base64-encoded bytes; make one with magnum-ansible-api --new-secret-key)."
+                % path)
 
     def seal(self, value):
         """``value`` sealed with the first key (as it is without a key file)."""
@@ -107,13 +108,14 @@ class Secrets(object):
         if not is_sealed(value):
             return value
         if not self.enabled:
-            raise SecretsUnavailable("The store holds sealed secrets: set %s to the file of the keys "
-                          "that sealed them." % ENV_KEY_FILE)
+            raise SecretsUnavailable(
+                "The store holds sealed secrets: set %s to the file of the keys that sealed "
+                "them." % ENV_KEY_FILE)
         try:
             return self._fernet.decrypt(value[len(PREFIX):].encode('ascii')).decode('utf-8')
         except InvalidToken:
-            raise SecretsUnavailable("A secret in the store was sealed with a key that is not in %s."
-                          % self.key_file)
+            raise SecretsUnavailable(
+                "A secret in the store was sealed with a key that is not in %s." % self.key_file)
 
     def reseal(self, value):
         """``value`` sealed with the first key, whatever it was sealed with before
