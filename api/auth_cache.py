@@ -15,6 +15,8 @@ import os
 
 import yaml
 
+from api.private_files import write_private
+
 try:
     from keyring.backend import KeyringBackend
     from keyring.errors import PasswordDeleteError
@@ -63,12 +65,7 @@ class JobKeyring(KeyringBackend):
         self._save(data)
 
     def _save(self, data):
-        path = self._path()
-        staged = '%s.%d' % (path, os.getpid())
-        fd = os.open(staged, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, 'w') as handle:
-            json.dump(data, handle)
-        os.replace(staged, path)          # whole, whatever runs beside it
+        write_private(self._path(), json.dumps(data))
 
 
 def _operator_secure_file():
@@ -91,10 +88,7 @@ def job_env(directory, inherit=True):
         with open(operator) as handle:
             secure = yaml.safe_load(handle) or {}
     secure.setdefault('cache', {})['auth'] = True
-    path = os.path.join(str(directory), SECURE_NAME)
-    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, 'w') as handle:
-        yaml.safe_dump(secure, handle)
+    path = write_private(os.path.join(str(directory), SECURE_NAME), yaml.safe_dump(secure))
     return {'OS_CLIENT_SECURE_FILE': path, 'PYTHON_KEYRING_BACKEND': BACKEND,
             ENV_FILE: os.path.join(str(directory), CACHE_NAME)}
 

@@ -18,6 +18,7 @@ import uuid as uuidlib
 import yaml
 
 from api.core import errors
+from api.private_files import write_private
 
 LOG = logging.getLogger(__name__)
 # The cloud name a cluster's jobs see (their MAGNUM_CLOUD).
@@ -79,11 +80,8 @@ def write_clouds_yaml(settings, credential, directory):
     cloud = dict(config, auth_type='v3applicationcredential', auth={
         'auth_url': auth_url, 'application_credential_id': credential['credential_id'],
         'application_credential_secret': credential['secret']})
-    path = os.path.join(str(directory), 'clouds.yaml')
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, 'w') as handle:
-        yaml.safe_dump({'clouds': {CLUSTER_CLOUD: cloud}}, handle)
-    return path
+    return write_private(os.path.join(str(directory), 'clouds.yaml'),
+                         yaml.safe_dump({'clouds': {CLUSTER_CLOUD: cloud}}))
 
 
 def job_env(settings, store, cluster_uuid, directory):

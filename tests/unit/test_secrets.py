@@ -40,6 +40,8 @@ def test_a_key_is_rotated_by_putting_a_new_one_first(tmp_path):
     assert secrets.Secrets(key_file(tmp_path, new, name='new')).unseal(resealed) == PEM
     with pytest.raises(secrets.SecretsUnavailable, match='not in'):
         secrets.Secrets(key_file(tmp_path, new, name='new2')).unseal(by_old)
+    with pytest.raises(secrets.SecretsUnavailable, match='not in'):
+        secrets.Secrets(key_file(tmp_path, new, name='new3')).reseal(by_old)
     # a plain value (stored before there was a key) is sealed by a reseal
     assert both.unseal(both.reseal(PEM)) == PEM and secrets.is_sealed(both.reseal(PEM))
 

@@ -48,7 +48,7 @@ class Secrets(object):
 
     def __init__(self, key_file=None):
         self.key_file = key_file or None
-        self._stamp, self._keys = None, []
+        self._stamp, self._keys, self._multi = None, [], None
         self._refresh()
 
     def _refresh(self):
@@ -63,12 +63,14 @@ class Secrets(object):
             stamp = None
         if stamp is None or stamp != self._stamp:
             self._keys = self._load(self.key_file)
+            self._multi = MultiFernet(self._keys)
             self._stamp = stamp
 
     @property
     def _fernet(self):
+        """The keys as one MultiFernet (first seals, all unseal), current with the file."""
         self._refresh()
-        return MultiFernet(self._keys) if self._keys else None
+        return self._multi
 
     @classmethod
     def from_env(cls):
@@ -114,17 +116,25 @@ class Secrets(object):
         try:
             return self._fernet.decrypt(value[len(PREFIX):].encode('ascii')).decode('utf-8')
         except InvalidToken:
-            raise SecretsUnavailable(
-                "A secret in the store was sealed with a key that is not in %s." % self.key_file)
+            raise self._unknown_key()
 
     def reseal(self, value):
         """``value`` sealed with the first key, whatever it was sealed with before
         (as it is when the first key sealed it)."""
         if is_sealed(value) and self.enabled:
-            self._refresh()
+            fernet = self._fernet
+            token = value[len(PREFIX):].encode('ascii')
             try:
-                self._keys[0].decrypt(value[len(PREFIX):].encode('ascii'))
-                return value
+                self._keys[0].decrypt(token)
+                return value                      # sealed by the first key already
             except InvalidToken:
                 pass
+            try:
+                return PREFIX + fernet.rotate(token).decode('ascii')
+            except InvalidToken:
+                raise self._unknown_key()
         return self.seal(self.unseal(value))
+
+    def _unknown_key(self):
+        return SecretsUnavailable(
+            "A secret in the store was sealed with a key that is not in %s." % self.key_file)
