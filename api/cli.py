@@ -45,6 +45,9 @@ def parse_args(argv=None):
                              'bring their own)')
     parser.add_argument('--health-interval', type=float, default=60.0,
                         help='seconds between health refreshes of settled clusters (0: off)')
+    parser.add_argument('--health-workers', type=int, default=defaults.health_workers,
+                        help='health checks run at once (default %(default)s), apart from '
+                             'the --workers that run operations')
     parser.add_argument('--secret-key-file', default=defaults.secret_key_file,
                         help='Fernet keys, one per line, that seal CA private keys and '
                              'cluster credentials in the store: the first seals, all unseal '
@@ -98,7 +101,8 @@ def main(argv=None):
         auth_strategy=args.auth, keystone_cloud=args.keystone_cloud,
         cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
         project_dir=Path(args.project_dir), provider=args.provider,
-        health_interval=args.health_interval, secret_key_file=args.secret_key_file,
+        health_interval=args.health_interval, health_workers=args.health_workers,
+        secret_key_file=args.secret_key_file,
         heartbeat_interval=min(10.0, args.health_interval or 10.0),
         playbooks_dir=Path(args.project_dir) / 'playbooks')
     try:

@@ -38,8 +38,9 @@ class Executor:
         self._cluster_locks = {}
         self._locks_guard = threading.Lock()
         self._stop = threading.Event()
-        # Health checks get their own thread so they never hold up operations.
-        self._health_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix='magnum-health')
+        # Health checks get their own threads so they never hold up operations.
+        self._health_pool = ThreadPoolExecutor(max_workers=max(1, settings.health_workers),
+                                               thread_name_prefix='magnum-health')
         self._health_pending = set()
         self._health_due = time.monotonic() + settings.health_interval
         self._reap()

@@ -32,6 +32,8 @@ class Settings:
     heartbeat_interval: float = 10.0
     # Seconds between health refreshes of settled clusters (0: off).
     health_interval: float = 60.0
+    # Health checks run at once (each one ansible-playbook run; apart from the job workers).
+    health_workers: int = 2
     start_executor: bool = True
     # Infrastructure provider of the clusters: docker (local nodes), openstack or none.
     provider: str = field(default_factory=lambda: os.environ.get('MAGNUM_PROVIDER', 'docker'))

@@ -505,3 +505,29 @@ def test_health_is_refreshed_periodically(client):
     assert sick['health_status'] == 'UNHEALTHY'
     assert sick['health_status_reason'] == {'node-0.status': 'NotReady'}
     assert sick['status'] == 'CREATE_COMPLETE'  # health never changes the status
+
+
+def test_health_checks_run_side_by_side(client, tmp_path):
+    """Health checks of several clusters run at the same time (--health-workers, 2 by
+    default): each check of the fixture driver waits for the other's; one that runs alone
+    reports UNHEALTHY."""
+    meet = tmp_path / 'meet'
+    meet.mkdir()
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    for name in ('a', 'b'):
+        call(client, 'POST', '/v1/clusters', {
+            'name': name, 'cluster_template_id': 'tpl',
+            'labels': {'test_health_meet': '2:%s' % meet}}, expect=202)
+    for name in ('a', 'b'):
+        wait_status(client, name)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        health = {name: call(client, 'GET', '/v1/clusters/%s' % name).json
+                  for name in ('a', 'b')}
+        if all(c['health_status'] != 'UNKNOWN' for c in health.values()):
+            break
+        time.sleep(0.5)
+    assert sorted(p.name for p in meet.iterdir()) == ['a', 'b']
+    for name, cluster in health.items():
+        assert (cluster['health_status'], cluster['health_status_reason']) == (
+            'HEALTHY', {'api': 'ok'}), name
