@@ -74,8 +74,17 @@ def core_settings():
     current = settings()
     if not credentials.enabled(current):
         return current.core()
-    token = request.headers.get('X-Auth-Token')
-    return current.core(credentials.caller_cloud(current, token, g.scope.project_id))
+    return current.core(caller_connection())
+
+
+def caller_connection():
+    """The request's connection to the cloud as the caller (the request's token): one per
+    request, so a cluster create's checks and its credential share one token check."""
+    if 'caller_connection' not in g:
+        import openstack
+        g.caller_connection = openstack.connect(**credentials.caller_cloud(
+            settings(), request.headers.get('X-Auth-Token'), g.scope.project_id))
+    return g.caller_connection
 
 
 def body():

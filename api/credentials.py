@@ -47,12 +47,13 @@ def caller_cloud(settings, token, project_id):
                 auth={'auth_url': auth_url, 'token': token, 'project_id': project_id})
 
 
-def issue(settings, store, token, scope, cluster_uuid):
-    """A new application credential of the caller for the cluster, made active."""
+def issue(settings, store, token, scope, cluster_uuid, conn=None):
+    """A new application credential of the caller for the cluster, made active
+    (``conn``: the request's connection as the caller, if it has one already)."""
     import openstack
     import openstack.exceptions
     try:
-        conn = openstack.connect(**caller_cloud(settings, token, scope.project_id))
+        conn = conn or openstack.connect(**caller_cloud(settings, token, scope.project_id))
         made = conn.identity.create_application_credential(
             user=scope.user_id, name='magnum-%s-%s' % (cluster_uuid, uuidlib.uuid4().hex[:8]),
             description='openstack.magnum: the OpenStack credential of cluster %s'

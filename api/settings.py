@@ -51,7 +51,7 @@ class Settings:
     def core(self, caller_cloud=None):
         """The settings the core's validation needs; with the openstack provider,
         templates and clusters are checked against its cloud (as the caller, given
-        ``caller_cloud``: openstack.connect() arguments)."""
+        ``caller_cloud``: a connection, or openstack.connect() arguments)."""
         return {'cluster_user_trust': self.cluster_user_trust,
                 'public_templates_by_users': self.public_templates_by_users,
                 'cloud': (caller_cloud or self.cloud) if self.provider == 'openstack' else None}

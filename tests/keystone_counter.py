@@ -1,7 +1,9 @@
 """Keystone behind a counter, to see how often clients log in (tests and benchmarks)."""
 
 import http.client
+import json
 import threading
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -10,11 +12,12 @@ import yaml
 
 class CountingProxy:
     """Keystone behind a counter: every request is passed on to ``target``; logins
-    (POST .../auth/tokens) are counted."""
+    (POST .../auth/tokens) are counted, in all and by auth method (``methods``:
+    'password', 'token', 'application_credential')."""
 
     def __init__(self, target):
         upstream, proxy = urlsplit(target), self
-        self.logins, lock = 0, threading.Lock()
+        self.logins, self.methods, lock = 0, Counter(), threading.Lock()
 
         class Handler(BaseHTTPRequestHandler):
             def forward(self):
@@ -22,6 +25,7 @@ class CountingProxy:
                 if self.command == 'POST' and self.path.rstrip('/').endswith('/auth/tokens'):
                     with lock:
                         proxy.logins += 1
+                        proxy.methods.update(_methods(body))
                 conn = http.client.HTTPConnection(upstream.hostname, upstream.port, timeout=120)
                 passed = {k: v for k, v in self.headers.items()
                           if k.lower() not in ('host', 'connection')}
@@ -49,6 +53,13 @@ class CountingProxy:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def _methods(body):
+    try:
+        return json.loads(body)['auth']['identity']['methods']
+    except (ValueError, KeyError, TypeError):
+        return ['unknown']
 
 
 def counted_clouds_yaml(clouds_yaml, cloud_name, dest):

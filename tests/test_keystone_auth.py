@@ -13,6 +13,7 @@ import sys
 import time
 import uuid as uuidlib
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -20,6 +21,7 @@ import yaml
 
 from conftest import (LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, ApiServer, debian_image,
                       lab_connect, wait_for)
+from keystone_counter import CountingProxy
 
 pytestmark = NEEDS_LAB
 OPENSTACK = str(Path(sys.executable).parent / 'openstack')
@@ -33,11 +35,12 @@ def identities(tmp_path, project, provider='none'):
     boss (admin of alice's project) and validator (the service user the API validates
     tokens with; admin of a service project of its own), all in a region of this run whose
     catalog has the API as container-infra; and the API serving it, with ``provider``
-    (openstack: on the lab, its cloud the validator's)."""
+    (openstack: on the lab, its cloud the validator's). The API reaches Keystone through a
+    CountingProxy (yielded last): its logins are counted."""
     admin = lab_connect(LAB_CLOUDS_YAML)
     with open(LAB_CLOUDS_YAML) as f:
         base = yaml.safe_load(f)['clouds'][LAB_CLOUD]
-    made, clouds, projects = [], {}, {}
+    made, clouds, projects, counter = [], {}, {}, None
 
     def make(kind, **attrs):
         """Create an identity resource; the fixture deletes it, last made first."""
@@ -68,6 +71,9 @@ def identities(tmp_path, project, provider='none'):
                         project_domain_name='Default')
             clouds[user_name] = dict(base, auth=auth, region_name=RUN)
         clouds['validator']['region_name'] = base.get('region_name')
+        keystone = urlsplit(base['auth']['auth_url'])
+        counter = CountingProxy('%s://%s' % (keystone.scheme, keystone.netloc))
+        clouds['validator']['auth']['auth_url'] = counter.url + keystone.path
         (tmp_path / 'clouds.yaml').write_text(yaml.safe_dump({'clouds': clouds}))
         make('region', id=RUN, description='magnum tests')
         service = make('service', name='magnum-' + RUN, type='container-infra')
@@ -75,9 +81,11 @@ def identities(tmp_path, project, provider='none'):
              url=server.url + '/v1')
         # Keystone revokes tokens issued in the second of a role change
         time.sleep(1)
-        yield server.start(), projects, clouds_yaml
+        yield server.start(), projects, clouds_yaml, counter
     finally:
         server.stop()
+        if counter is not None:
+            counter.stop()
         for kind, resource in reversed(made):
             getattr(admin.identity, 'delete_' + kind)(resource)
 
@@ -111,7 +119,7 @@ def coe(clouds_yaml, cloud, *args, ok=True):
 
 
 def test_api_behind_keystone_takes_identity_from_tokens(keystone):
-    server, projects, clouds_yaml = keystone
+    server, projects, clouds_yaml, _ = keystone
     # no token, a forged identity, or a bad token: Keystone's 401 in Magnum's error body
     for headers in ({}, {'X-Project-Id': projects['a'].id, 'X-Roles': 'admin'},
                     {'X-Auth-Token': 'not-a-token'}):
@@ -170,7 +178,7 @@ def lab_region_connection(clouds_yaml, cloud):
 
 def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
         keystone_cloud, tmp_path):
-    server, projects, clouds_yaml = keystone_cloud
+    server, projects, clouds_yaml, keystone_logins = keystone_cloud
     admin = lab_connect(LAB_CLOUDS_YAML)
     alice = lab_region_connection(clouds_yaml, 'alice')
     keypair = 'kp-' + RUN
@@ -194,8 +202,11 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
         coe(clouds_yaml, 'alice', 'cluster', 'template', 'create', 'tpl', '--coe',
             'kubernetes', '--image', image.name, '--external-network', 'public', '--keypair',
             keypair, '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny')
+        as_caller = keystone_logins.methods['token']
         coe(clouds_yaml, 'alice', 'cluster', 'create', 'c1', '--cluster-template', 'tpl',
             '--node-count', '1')
+        # One login as alice (her token) for the create's cloud checks and her credential
+        assert keystone_logins.methods['token'] - as_caller == 1, keystone_logins.methods
         assert wait_for(lambda: settled('c1'), timeout=600) == 'CREATE_COMPLETE'
         cluster = coe(clouds_yaml, 'alice', 'cluster', 'show', 'c1', '-f', 'json')
         alice_id = admin.identity.find_user(RUN + '-alice').id

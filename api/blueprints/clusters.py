@@ -59,7 +59,7 @@ def create():
     if credentials.enabled(ctx.settings()):
         try:
             credentials.issue(ctx.settings(), store, request.headers.get('X-Auth-Token'),
-                              g.scope, cluster['uuid'])
+                              g.scope, cluster['uuid'], conn=ctx.caller_connection())
         except Exception:
             store.purge_cluster(cluster['uuid'])  # nothing of the refused create stays
             raise

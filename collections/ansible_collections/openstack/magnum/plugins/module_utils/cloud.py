@@ -243,8 +243,11 @@ class CloudChecks(object):
 
     @classmethod
     def connect(cls, cloud):
-        """``cloud``: a clouds.yaml cloud name, or openstack.connect() arguments."""
+        """``cloud``: a clouds.yaml cloud name, openstack.connect() arguments, or a
+        connection already made."""
         import openstack
+        if not isinstance(cloud, (str, dict)):
+            return cls(cloud)
         if isinstance(cloud, dict):
             return cls(openstack.connect(**cloud))
         return cls(openstack.connect(cloud=cloud))

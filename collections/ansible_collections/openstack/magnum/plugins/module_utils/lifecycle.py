@@ -56,7 +56,7 @@ def template_in_use(store, template_uuid):
 
 def _cloud_checks(settings):
     """The cloud checks when the deployment's provider is a cloud (settings['cloud']:
-    its name, or connect arguments that act as the caller)."""
+    its name, or a connection or connect arguments that act as the caller)."""
     if not settings.get('cloud'):
         return None
     from ansible_collections.openstack.magnum.plugins.module_utils import cloud
