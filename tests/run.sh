@@ -13,7 +13,7 @@ python -m pycodestyle --max-line-length 100 api tests benchmarks
 python -m pyflakes api tests benchmarks
 
 echo "== pytest"
-python -m pytest -q -rs tests
+python -m pytest -q -rs --durations=30 tests
 
 echo "== molecule (roles converged twice on real container nodes)"
 if docker info >/dev/null 2>&1 && command -v debootstrap >/dev/null; then
