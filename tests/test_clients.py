@@ -4,7 +4,9 @@ container_infrastructure_management proxy. The server runs the test driver, so
 operations complete; everything else is the real stack."""
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +182,27 @@ def test_openstacksdk(api_server):
     wait_for(lambda: not list(proxy.clusters()))
     proxy.delete_cluster_template(tpl.id)
     assert list(proxy.cluster_templates()) == []
+
+
+GOPHERCLOUD = Path('/usr/share/gocode/src/github.com/gophercloud/gophercloud')
+
+
+def test_gophercloud_as_terraform_calls_it(api_server, tmp_path):
+    """gophercloud (the Go SDK under Terraform's OpenStack provider), from Debian,
+    drives templates, a cluster, node groups, the kubeconfig credential, CA
+    rotation and delete the way the provider's containerinfra resources do."""
+    go = shutil.which('go')
+    if not go or not GOPHERCLOUD.is_dir():
+        pytest.skip('needs Debian\'s golang-go and golang-github-gophercloud-gophercloud-dev '
+                    '(.ci/run installs them)')
+    program = tmp_path / 'lifecycle'
+    env = dict(os.environ, GOPATH=str(GOPHERCLOUD.parents[3]), GO111MODULE='off',
+               GOFLAGS='', GOCACHE=os.environ.get('GOCACHE', str(Path.home() / '.cache/go-build')))
+    build = subprocess.run([go, 'build', '-o', str(program), 'lifecycle.go'],
+                           cwd=Path(__file__).parent / 'gophercloud', env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(program), api_server.url], capture_output=True, text=True,
+                         timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[-1] == 'ok template gone', run.stdout
