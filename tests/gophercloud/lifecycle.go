@@ -189,6 +189,8 @@ func main() {
 	tpl, _ = clustertemplates.Get(client, tpl.UUID).Extract()
 	check("template update (remove)", err, err == nil && !tpl.MasterLBEnabled &&
 		tpl.FlavorID != "m1.large", "got %+v", tpl)
+	byName, err := clustertemplates.Get(client, "tf-tpl").Extract() // the data source's lookup
+	check("template get by name", err, err == nil && byName.UUID == tpl.UUID, "got %+v", byName)
 	pages, err := clustertemplates.List(client, clustertemplates.ListOpts{}).AllPages()
 	all, _ := clustertemplates.ExtractClusterTemplates(pages)
 	check("template list", err, err == nil && len(all) == 1 && all[0].Name == "tf-tpl", "got %+v", all)
@@ -205,6 +207,8 @@ func main() {
 	check("cluster get", err, err == nil && c.Name == "tf-c1" && c.NodeCount == 1 &&
 		c.MasterCount == 1 && c.CreateTimeout == 60 && c.APIAddress != "" &&
 		c.ClusterTemplateID == tpl.UUID && !c.CreatedAt.IsZero(), "got %+v", c)
+	named, err := clusters.Get(client, "tf-c1").Extract()
+	check("cluster get by name", err, err == nil && named.UUID == id, "got %+v", named)
 	cpages, err := clusters.ListDetail(client, clusters.ListOpts{}).AllPages()
 	listed, _ := clusters.ExtractClusters(cpages)
 	check("cluster list detail", err, err == nil && len(listed) == 1 && listed[0].UUID == id,
