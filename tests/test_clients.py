@@ -206,3 +206,21 @@ def test_gophercloud_as_terraform_calls_it(api_server, tmp_path):
                          timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[-1] == 'ok template gone', run.stdout
+
+
+def test_openstack_cloud_collection(api_server, tmp_path):
+    """The openstack.cloud collection's coe_cluster_template and coe_cluster modules
+    (from the ansible package) create, find again without change, and delete."""
+    clouds = tmp_path / 'clouds.yaml'
+    clouds.write_text(
+        'clouds:\n  magnum:\n    auth_type: none\n    auth: {endpoint: %(url)s/v1}\n'
+        '    container_infrastructure_management_endpoint_override: %(url)s/v1\n'
+        % {'url': api_server.url})
+    play = subprocess.run(
+        [str(Path(sys.executable).parent / 'ansible-playbook'), '-i', 'localhost,',
+         '-c', 'local', '-e', 'ansible_python_interpreter=' + sys.executable,
+         str(Path(__file__).parent / 'fixtures' / 'openstack_cloud_coe.yml')],
+        env=dict(os.environ, OS_CLIENT_CONFIG_FILE=str(clouds)),
+        capture_output=True, text=True, timeout=600)
+    assert play.returncode == 0, play.stdout[-4000:] + play.stderr[-2000:]
+    assert 'ok=7 ' in play.stdout and 'failed=0' in play.stdout, play.stdout[-2000:]
