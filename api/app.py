@@ -31,6 +31,9 @@ def create_app(settings=None):
 
     @app.before_request
     def _before():
+        if '\x00' in request.path or any('\x00' in key + value for key, value
+                                         in request.args.items(multi=True)):
+            raise errors_mod.Invalid("Invalid request: the URL holds a NUL character.")
         if request.path.startswith('/v1'):
             refused = microversion.negotiate()
             if refused is not None:
@@ -87,9 +90,23 @@ def caller_connection():
     return g.caller_connection
 
 
-def body():
-    """The JSON request body, or Magnum's 400 when it is not JSON."""
+def json_document():
+    """The request's JSON document of any kind (a JSON patch is checked by jsonpatch), or
+    Magnum's 400 when it is not JSON."""
     data = request.get_json(silent=True)
     if data is None:
         raise errors_mod.Invalid("Invalid request body: a JSON document is expected.")
     return data
+
+
+def body():
+    """The JSON object of a create or an action, or Magnum's 400."""
+    data = json_document()
+    if not isinstance(data, dict):
+        raise errors_mod.Invalid("Invalid request body: a JSON object is expected, not %s."
+                                 % _JSON_KINDS.get(type(data), 'that'))
+    return data
+
+
+_JSON_KINDS = {list: 'a list', str: 'a string', bool: 'a boolean', int: 'a number',
+               float: 'a number'}

@@ -5,7 +5,7 @@ the settings' defaults fill what it leaves out."""
 from flask import current_app, g, request
 
 from api import auth
-from api.core import errors, lifecycle
+from api.core import errors, fields, lifecycle
 
 
 def load():
@@ -20,6 +20,9 @@ def load():
         else (list(settings.default_roles) if noauth else [])
     if not noauth and project is None and not auth.is_public(request.path):
         raise errors.NotAuthorized("A project-scoped token is required.")
+    for header, value in (('X-Project-Id', project), ('X-User-Id', headers.get('X-User-Id'))):
+        if value is not None and len(value) > fields.MAX_STR:
+            raise errors.Invalid("%s is longer than %d characters." % (header, fields.MAX_STR))
     g.roles = roles
     g.scope = lifecycle.Scope(project_id=project, user_id=headers.get('X-User-Id'),
                               is_admin='admin' in roles)

@@ -72,7 +72,7 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_cluster(store, ident, g.scope)
-    patched = jsonpatch.apply_to(fields.CLUSTER, current, ctx.body(), INTERNAL)
+    patched = jsonpatch.apply_to(fields.CLUSTER, current, ctx.json_document(), INTERNAL)
     new_count = fields.coerce(fields.CLUSTER, 'node_count', patched.get('node_count'))
     if new_count is not None:
         _check_node_count(new_count)
@@ -121,7 +121,8 @@ def resize(ident):
     node_count = fields.coerce(fields.CLUSTER, 'node_count', data.get('node_count'))
     _check_node_count(node_count)
     nodes_to_remove = data.get('nodes_to_remove') or []
-    if not isinstance(nodes_to_remove, list):
+    if not isinstance(nodes_to_remove, list) or not all(
+            isinstance(node, str) for node in nodes_to_remove):
         raise errors.Invalid("nodes_to_remove must be a list of node ids or names.")
     cluster, group = lifecycle.start_resize(store, cluster, node_count, data.get('nodegroup'),
                                             nodes_to_remove)

@@ -40,7 +40,7 @@ def update(ident):
     current = lifecycle.get_template(store, ident, g.scope)
     _check_owner(current)
     defaults = fields.defaults(fields.CLUSTER_TEMPLATE)
-    patched = jsonpatch.apply(views.template(current), ctx.body(), INTERNAL, defaults)
+    patched = jsonpatch.apply(views.template(current), ctx.json_document(), INTERNAL, defaults)
     patched.pop('links', None)
     record = lifecycle.update_template(store, current, patched, g.scope, ctx.core_settings())
     return jsonify(views.template(record))

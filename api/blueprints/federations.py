@@ -54,7 +54,7 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
-    patched = jsonpatch.apply_to(fields.FEDERATION, current, ctx.body(), INTERNAL)
+    patched = jsonpatch.apply_to(fields.FEDERATION, current, ctx.json_document(), INTERNAL)
     federation = lifecycle.update_federation(store, current, patched, g.scope)
     return _submit('federation_update', federation)
 

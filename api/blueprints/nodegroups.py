@@ -75,7 +75,7 @@ def update(cluster_ident, ident):
     store = ctx.store()
     cluster = _cluster(cluster_ident)
     group = lifecycle.get_nodegroup(store, cluster, ident)
-    patched = jsonpatch.apply_to(fields.NODEGROUP, group, ctx.body(), INTERNAL)
+    patched = jsonpatch.apply_to(fields.NODEGROUP, group, ctx.json_document(), INTERNAL)
     record = lifecycle.update_nodegroup(store, group, patched, g.version)
     resp = jsonify(views.nodegroup(record, cluster['uuid']))
     resp.status_code = 202

@@ -101,8 +101,23 @@ _BOOL_TRUE = ('true', '1', 'yes', 'on', 't', 'y')
 _BOOL_FALSE = ('false', '0', 'no', 'off', 'f', 'n')
 
 
+# The store's limits (Magnum's too): strings of 255 characters, 32-bit integers.
+MAX_STR = 255
+INT_RANGE = (-2 ** 31, 2 ** 31 - 1)
+
+
 def wrong(field, value, why):
-    return Invalid("Invalid input for field/attribute %s. Value: %r. %s" % (field, value, why))
+    shown = value if not isinstance(value, string_types) or len(value) <= 80 \
+        else value[:80] + '...'
+    return Invalid("Invalid input for field/attribute %s. Value: %r. %s" % (field, shown, why))
+
+
+def _label_values(field, value):
+    """Labels map names to scalars (Magnum stores them as strings)."""
+    for key, item in value.items():
+        if isinstance(item, (dict, list)) or not isinstance(key, string_types):
+            raise wrong(field, value, "Label values must be strings, numbers or booleans.")
+    return value
 
 
 def coerce(table, field, value):
@@ -111,18 +126,28 @@ def coerce(table, field, value):
         return None
     kind = table[field][0]
     if kind == STR:
-        if isinstance(value, (dict, list)):
+        if isinstance(value, (dict, list, bool, float)):
             raise wrong(field, value, "Wrong type. Expected 'str'.")
-        return value if isinstance(value, string_types) else str(value)
+        value = value if isinstance(value, string_types) else str(value)
+        if len(value) > MAX_STR:
+            raise wrong(field, value, "Value should have a maximum character requirement "
+                                      "of %d" % MAX_STR)
+        if '\x00' in value:
+            raise wrong(field, value, "Value must not contain a NUL character.")
+        return value
     if kind == INT:
         if isinstance(value, bool):
             raise wrong(field, value, "Wrong type. Expected 'int'.")
         if isinstance(value, integer_types):
-            return int(value)
-        try:
-            return int(str(value).strip())
-        except ValueError:
-            raise wrong(field, value, "unable to convert to int")
+            number = int(value)
+        else:
+            try:
+                number = int(str(value).strip())
+            except ValueError:
+                raise wrong(field, value, "unable to convert to int")
+        if not INT_RANGE[0] <= number <= INT_RANGE[1]:
+            raise wrong(field, value, "Value out of range (at most %d)." % INT_RANGE[1])
+        return number
     if kind == BOOL:
         if isinstance(value, bool):
             return value
@@ -133,19 +158,16 @@ def coerce(table, field, value):
             return False
         raise wrong(field, value, "Wrong type. Expected 'bool'.")
     if kind == DICT:
-        if isinstance(value, dict):
-            return value
+        loaded = value
         if isinstance(value, string_types):
             import json
             try:
                 loaded = json.loads(value)
             except ValueError:
-                loaded = None
-            if isinstance(loaded, dict):
-                return loaded
-            if field in LABEL_FIELDS:
-                return labels.parse(value)
-        raise wrong(field, value, "Wrong type. Expected 'dict'.")
+                loaded = labels.parse(value) if field in LABEL_FIELDS else None
+        if not isinstance(loaded, dict):
+            raise wrong(field, value, "Wrong type. Expected 'dict'.")
+        return _label_values(field, loaded) if field in LABEL_FIELDS else loaded
     if kind == LIST:
         if isinstance(value, list):
             return value

@@ -291,6 +291,12 @@ class Store(object):
         """One record by uuid, or by name when unique; 404/409 otherwise."""
         table = self._table(kind)
         display = KINDS[kind][2]
+        if isinstance(ident, bool) or not isinstance(ident, (str, int)):
+            raise Invalid("Invalid %s identifier %s: a name or a UUID is expected."
+                          % (display.lower(), json.dumps(ident)))
+        ident = str(ident)
+        if '\x00' in ident or len(ident) > fields.MAX_STR:
+            raise NotFound("%s %s could not be found." % (display, ident[:80]))
         query = sa.select(table)
         if parent is not None:
             query = query.where(table.c.cluster_id == parent)
@@ -300,7 +306,7 @@ class Store(object):
 
         def run(c):
             row = c.execute(query.where(table.c.uuid == ident)).first()
-            if row is None and kind == 'nodegroup' and str(ident).isdigit():
+            if row is None and kind == 'nodegroup' and ident.isdigit() and len(ident) < 10:
                 row = c.execute(query.where(table.c.id == int(ident))).first()
             if row is None and by_name and 'name' in table.c:
                 rows = c.execute(query.where(table.c.name == ident)).fetchall()
@@ -465,6 +471,9 @@ class Store(object):
         if project_id is not None:
             query = query.where(table.c.project_id == project_id)
         if marker is not None:
+            if not str(marker).isdigit():
+                raise Invalid("Invalid marker %s: quotas are paged by their id, a number."
+                              % marker)
             query = query.where(table.c.id > int(marker) if sort_dir == 'asc'
                                 else table.c.id < int(marker))
         col = table.c[sort_key]
