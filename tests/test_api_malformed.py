@@ -35,6 +35,11 @@ BAD_VALUES = [
     ('/v1/quotas', {'project_id': 'p' * 256, 'resource': 'Cluster', 'hard_limit': 1},
      'maximum character requirement'),
     ('/v1/clusters/c1/nodegroups', {'name': 'ng', 'node_count': 2 ** 31}, 'out of range'),
+    # a plan of that many nodes would exhaust the playbook's memory
+    ('/v1/clusters', {'name': 'c2', 'cluster_template_id': 'tpl', 'node_count': 5001},
+     'at most 5000 nodes'),
+    ('/v1/clusters/c1/actions/resize', {'node_count': 2 ** 31 - 1}, 'at most 5000 nodes'),
+    ('/v1/clusters/c1/nodegroups', {'name': 'ng', 'node_count': 5001}, 'at most 5000 nodes'),
 ]
 
 

@@ -104,6 +104,10 @@ _BOOL_FALSE = ('false', '0', 'no', 'off', 'f', 'n')
 # The store's limits (Magnum's too): strings of 255 characters, 32-bit integers.
 MAX_STR = 255
 INT_RANGE = (-2 ** 31, 2 ** 31 - 1)
+# A node group's size at most: Kubernetes' largest supported cluster. A plan for more
+# would only exhaust the memory of the playbook that makes it.
+MAX_NODES = 5000
+NODE_COUNT_FIELDS = ('node_count', 'master_count', 'min_node_count', 'max_node_count')
 
 
 def wrong(field, value, why):
@@ -147,6 +151,9 @@ def coerce(table, field, value):
                 raise wrong(field, value, "unable to convert to int")
         if not INT_RANGE[0] <= number <= INT_RANGE[1]:
             raise wrong(field, value, "Value out of range (at most %d)." % INT_RANGE[1])
+        if field in NODE_COUNT_FIELDS and number > MAX_NODES:
+            raise wrong(field, value, "A node group has at most %d nodes (the largest "
+                                      "cluster Kubernetes supports)." % MAX_NODES)
         return number
     if kind == BOOL:
         if isinstance(value, bool):
