@@ -471,7 +471,7 @@ class Store(object):
         if project_id is not None:
             query = query.where(table.c.project_id == project_id)
         if marker is not None:
-            if not str(marker).isdigit():
+            if not str(marker).isdigit() or int(marker) > fields.INT_RANGE[1]:
                 raise Invalid("Invalid marker %s: quotas are paged by their id, a number."
                               % marker)
             query = query.where(table.c.id > int(marker) if sort_dir == 'asc'
