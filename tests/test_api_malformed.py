@@ -90,6 +90,8 @@ MALFORMED_URLS = [
     ('DELETE', '/v1/clusters/c1/nodegroups/' + '9' * 30, None, 404, 'could not be found'),
     ('GET', '/v1/quotas?marker=zzz', None, 400, 'Invalid marker zzz'),
     ('GET', '/v1/quotas?marker=2147483648', None, 400, 'Invalid marker 2147483648'),
+    ('GET', '/v1/quotas?marker=%C2%B2', None, 400, 'Invalid marker'),
+    ('DELETE', '/v1/clusters/c1/nodegroups/%C2%B2', None, 404, 'could not be found'),
     ('GET', '/v1/clusters', {'X-Project-Id': 'p' * 256}, 400, 'X-Project-Id'),
 ]
 

@@ -110,6 +110,15 @@ MAX_NODES = 5000
 NODE_COUNT_FIELDS = ('node_count', 'master_count', 'min_node_count', 'max_node_count')
 
 
+def id_number(text):
+    """``text`` as a row id: a decimal number the store's integer ids can hold, else None
+    (str.isdigit() alone also takes digits such as '²' that int() refuses)."""
+    text = str(text)
+    if not (text.isascii() and text.isdigit()) or int(text) > INT_RANGE[1]:
+        return None
+    return int(text)
+
+
 def wrong(field, value, why):
     shown = value if not isinstance(value, string_types) or len(value) <= 80 \
         else value[:80] + '...'

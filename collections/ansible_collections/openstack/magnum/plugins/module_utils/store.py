@@ -297,6 +297,7 @@ class Store(object):
         ident = str(ident)
         if '\x00' in ident or len(ident) > fields.MAX_STR:
             raise NotFound("%s %s could not be found." % (display, ident[:80]))
+        row_id = fields.id_number(ident) if kind == 'nodegroup' else None  # Magnum's ids
         query = sa.select(table)
         if parent is not None:
             query = query.where(table.c.cluster_id == parent)
@@ -306,8 +307,8 @@ class Store(object):
 
         def run(c):
             row = c.execute(query.where(table.c.uuid == ident)).first()
-            if row is None and kind == 'nodegroup' and ident.isdigit() and len(ident) < 10:
-                row = c.execute(query.where(table.c.id == int(ident))).first()
+            if row is None and row_id is not None:
+                row = c.execute(query.where(table.c.id == row_id)).first()
             if row is None and by_name and 'name' in table.c:
                 rows = c.execute(query.where(table.c.name == ident)).fetchall()
                 if len(rows) > 1:
@@ -471,11 +472,11 @@ class Store(object):
         if project_id is not None:
             query = query.where(table.c.project_id == project_id)
         if marker is not None:
-            if not str(marker).isdigit() or int(marker) > fields.INT_RANGE[1]:
+            after = fields.id_number(marker)
+            if after is None:
                 raise Invalid("Invalid marker %s: quotas are paged by their id, a number."
                               % marker)
-            query = query.where(table.c.id > int(marker) if sort_dir == 'asc'
-                                else table.c.id < int(marker))
+            query = query.where(table.c.id > after if sort_dir == 'asc' else table.c.id < after)
         col = table.c[sort_key]
         query = query.order_by(col.asc() if sort_dir == 'asc' else col.desc())
         if limit:
