@@ -127,9 +127,98 @@ def test_local_nodes_lifecycle(project, tmp_path):
     finally:
         server.stop()
         if uuid:  # never leave a failed test's nodes behind
-            for cid in docker_ls('container', uuid):
-                subprocess.run(['docker', 'rm', '-f', cid], capture_output=True)
-            for vol in docker_ls('volume', uuid):
-                subprocess.run(['docker', 'volume', 'rm', vol], capture_output=True)
-            for net in docker_ls('network', uuid):
-                subprocess.run(['docker', 'network', 'rm', net], capture_output=True)
+            remove_leftovers(uuid)
+
+
+GIB = 1024 ** 3
+FLAVOR_GIB = {'m1.tiny': 0.5, 'm1.large': 8, 'm1.xlarge': 16}  # infra_docker_flavors
+RATIO = 1.5  # infra_docker_ram_allocation_ratio
+
+
+def room_gib():
+    """What the provider still lets Magnum nodes' memory limits add up to."""
+    info = subprocess.run(['docker', 'info', '--format', '{{.MemTotal}}'],
+                          capture_output=True, text=True, check=True).stdout
+    ids = subprocess.run(['docker', 'ps', '-aq', '--filter', 'label=magnum.openstack.org/cluster'],
+                         capture_output=True, text=True, check=True).stdout.split()
+    held = 0
+    if ids:
+        held = sum(int(n) for n in subprocess.run(
+            ['docker', 'container', 'inspect', '--format', '{{.HostConfig.Memory}}'] + ids,
+            capture_output=True, text=True, check=True).stdout.split())
+    return (int(info) * RATIO - held) / GIB
+
+
+def nano_cpus(name):
+    return int(subprocess.run(['docker', 'container', 'inspect', '--format',
+                               '{{.HostConfig.NanoCpus}}', name],
+                              capture_output=True, text=True, check=True).stdout)
+
+
+def test_nodes_need_room_on_the_host(project, tmp_path):
+    """Nova's scheduler, in small: new nodes whose flavors' memory the Docker host cannot
+    hold are refused before anything is made (CREATE_FAILED / a failed node group with
+    the reason), and the failure can be deleted; a flavor with more CPUs than the host
+    has runs on all of them (docker itself refuses more)."""
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), project, tmp_path,
+                       provider='docker', env={'XDG_DATA_HOME': str(tmp_path / 'data')}).start()
+    uuids = []
+    try:
+        assert requests.post(server.url + '/v1/clustertemplates', headers=LATEST, timeout=30,
+                             json=dict(TPL, master_flavor_id='m1.large')).status_code == 201
+        # Workers of 16 GiB, one more than fits beside the 8 GiB master.
+        workers = int((room_gib() - FLAVOR_GIB['m1.large']) // FLAVOR_GIB['m1.xlarge']) + 1
+        uuids.append(requests.post(server.url + '/v1/clusters', json={
+            'name': 'big', 'cluster_template_id': 'tpl', 'node_count': workers,
+            'flavor_id': 'm1.xlarge'}, headers=LATEST, timeout=30).json()['uuid'])
+        cluster = settle(server, 'big')
+        assert cluster['status'] == 'CREATE_FAILED', cluster['status_reason']
+        assert 'No valid host was found' in cluster['status_reason']
+        assert '%d x m1.xlarge' % workers in cluster['status_reason']
+        assert docker_ls('container', uuids[0]) == [] and docker_ls('volume', uuids[0]) == []
+        requests.delete(server.url + '/v1/clusters/big', headers=LATEST, timeout=30)
+        assert settle(server, 'big')['status'] == 'GONE'
+        nothing_left(uuids[0])
+
+        uuids.append(requests.post(server.url + '/v1/clusters', json={
+            'name': 'cpu', 'cluster_template_id': 'tpl', 'node_count': 1},
+            headers=LATEST, timeout=30).json()['uuid'])
+        cluster = settle(server, 'cpu')
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        nodes = names(uuids[1])
+        master = [n for n in nodes if '-master-' in n][0]
+        worker = [n for n in nodes if '-node-' in n][0]
+        cpus = int(subprocess.run(['docker', 'info', '--format', '{{.NCPU}}'],
+                                  capture_output=True, text=True, check=True).stdout)
+        assert nano_cpus(master) == min(4, cpus) * 10 ** 9  # m1.large: 4 CPUs
+        assert nano_cpus(worker) == 10 ** 9
+
+        # A node group that does not fit fails alone; the cluster's nodes stay.
+        count = int(room_gib() // FLAVOR_GIB['m1.xlarge']) + 1
+        resp = requests.post(server.url + '/v1/clusters/cpu/nodegroups', json={
+            'name': 'huge', 'flavor_id': 'm1.xlarge', 'node_count': count},
+            headers=LATEST, timeout=30)
+        assert resp.status_code == 202, resp.text
+
+        def group_settled():
+            group = requests.get(server.url + '/v1/clusters/cpu/nodegroups/huge',
+                                 headers=LATEST, timeout=30).json()
+            return group if 'IN_PROGRESS' not in group['status'] else None
+        group = wait_for(group_settled, timeout=300, interval=1)
+        assert group['status'] == 'CREATE_FAILED', group
+        assert 'No valid host was found' in group['status_reason']
+        assert names(uuids[1]) == nodes
+        assert requests.delete(server.url + '/v1/clusters/cpu/nodegroups/huge',
+                               headers=LATEST, timeout=30).status_code == 204
+        wait_for(lambda: requests.get(server.url + '/v1/clusters/cpu/nodegroups/huge',
+                                      headers=LATEST, timeout=30).status_code == 404,
+                 timeout=300, interval=1)
+        assert names(uuids[1]) == nodes
+
+        requests.delete(server.url + '/v1/clusters/cpu', headers=LATEST, timeout=30)
+        assert settle(server, 'cpu')['status'] == 'GONE'
+        nothing_left(uuids[1])
+    finally:
+        server.stop()
+        for uuid in uuids:
+            remove_leftovers(uuid)

@@ -131,3 +131,37 @@ def test_cloud_volumes_per_node():
         {'name': master + '-etcd', 'server': master, 'size': 2, 'type': None}]
     assert [v['size'] for v in volumes[2:]] == [8, 8]
     assert cloud.stack_name(CLUSTER) == 'swarm-1-' + ln.stack_suffix(CLUSTER['uuid'])
+
+
+FLAVORS = {'m1.tiny': {'cpus': 1, 'memory': '512m'}, 'm1.small': {'cpus': 1, 'memory': '2g'}}
+GIB = 1024 ** 3
+
+
+@pytest.mark.parametrize('value, size', [
+    ('512m', 512 * 1024 ** 2), ('2g', 2 * GIB), ('2G', 2 * GIB), ('1.5g', 3 * GIB // 2),
+    ('64mb', 64 * 1024 ** 2), (1048576, 1048576), ('300k', 300 * 1024)])
+def test_memory_in_dockers_notation(value, size):
+    assert ln.memory_bytes(value) == size
+
+
+@pytest.mark.parametrize('value', ['', 'lots', '2x', '-1g', None])
+def test_memory_not_in_dockers_notation_is_refused(value):
+    with pytest.raises(Invalid, match="Docker's notation"):
+        ln.memory_bytes(value)
+
+
+def test_new_nodes_fit_while_the_hosts_memory_times_the_ratio_holds_them():
+    plan = ln.plan([], CLUSTER, [MASTER, dict(WORKER, flavor_id='m1.tiny')], '10.192.3.0/24')
+    # 2g master + 2 x 512m = 3 GiB, on a 2 GiB host with ratio 1.5 -> 3 GiB: just fits.
+    assert ln.room_problem(plan['create'], FLAVORS, 2 * GIB, 0, 1.5) == ''
+    # One byte more, held by another cluster's nodes, does not.
+    problem = ln.room_problem(plan['create'], FLAVORS, 2 * GIB, 1, 1.5)
+    assert problem.startswith('No valid host was found')
+    assert '1 x m1.small, 2 x m1.tiny' in problem and '3.0 GiB' in problem
+    assert '2.0 GiB x 1.5' in problem
+    # Ratio 1 (no overcommit) refuses the same nodes on an empty host.
+    assert ln.room_problem(plan['create'], FLAVORS, 2 * GIB, 0, 1) != ''
+
+
+def test_nothing_to_create_always_fits():
+    assert ln.room_problem([], FLAVORS, 1, 10 * GIB, 1.0) == ''

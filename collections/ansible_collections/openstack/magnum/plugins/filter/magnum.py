@@ -88,6 +88,7 @@ class FilterModule(object):
                 'local_nodes_plan': _wrap('local_nodes_plan', local_nodes.plan),
                 'local_nodes_existing': _wrap('local_nodes_existing',
                                               local_nodes.existing_nodes),
+                'local_nodes_room': _wrap('local_nodes_room', local_nodes.room_problem),
                 'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
                 'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
                 'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),

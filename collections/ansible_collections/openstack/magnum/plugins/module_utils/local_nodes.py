@@ -2,7 +2,8 @@
 # Copyright: openstack.magnum contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Pure helpers of the local (docker) infrastructure provider: the cluster's
-private subnet, node addresses, node names and which nodes a resize removes."""
+private subnet, node addresses, node names, which nodes a resize removes and
+whether the Docker host has room for new nodes."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -178,6 +179,42 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
     keys = ('name', 'id', 'address', 'role', 'group_name')
     return {'create': create, 'nodes': final, 'lb': lb,
             'remove': [dict((k, n.get(k)) for k in keys) for n in removing]}
+
+
+MEMORY_UNITS = {'b': 1, 'k': 1024, 'm': 1024 ** 2, 'g': 1024 ** 3, 't': 1024 ** 4}
+
+
+def memory_bytes(value):
+    """Docker's memory notation (``512m``, ``2g``, or bytes) in bytes."""
+    text = str(value).strip().lower()
+    match = re.match(r'^(\d+(?:\.\d+)?)\s*([bkmgt]?)b?$', text)
+    if not match:
+        raise Invalid("Memory %r is not in Docker's notation (such as 512m or 2g)." % (value,))
+    return int(float(match.group(1)) * MEMORY_UNITS[match.group(2) or 'b'])
+
+
+def _gib(size):
+    return '%.1f GiB' % (size / float(1024 ** 3))
+
+
+def room_problem(create, flavors, host_memory, held, ratio):
+    """Nova's RAM filter for the Docker host: why the new nodes ``create`` (plan
+    entries with a ``flavor``) do not fit, or ``''``. Their flavors' memory limits
+    (``flavors`` name -> {memory}), with ``held`` bytes the engine's Magnum nodes are
+    limited to already, may add up to ``host_memory`` bytes times ``ratio``."""
+    counts = {}
+    for node in create or []:
+        counts[node['flavor']] = counts.get(node['flavor'], 0) + 1
+    needed = sum(count * memory_bytes(flavors[name]['memory'])
+                 for name, count in counts.items())
+    capacity = int(host_memory) * float(ratio)
+    if not counts or int(held) + needed <= capacity:
+        return ''
+    asked = ', '.join('%d x %s' % (counts[name], name) for name in sorted(counts))
+    return ("No valid host was found: the new nodes (%s) need %s of memory and the Magnum "
+            "nodes on this Docker host hold %s already, over its %s x %s "
+            "(infra_docker_ram_allocation_ratio)."
+            % (asked, _gib(needed), _gib(int(held)), _gib(int(host_memory)), ratio))
 
 
 def servers_as_nodes(servers, prefix):
