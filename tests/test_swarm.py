@@ -8,6 +8,7 @@ CREATE_FAILED and is completed by a retry."""
 
 import json
 import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -312,6 +313,18 @@ def check_health_follows_a_stopped_worker(ops, worker):
         health()), timeout=120, interval=3)
     assert '%s.status' % worker in reason and reason['api'] == 'ok'
     subprocess.run(['docker', 'start', worker], check=True, capture_output=True)
+    wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
+
+    # A node whose processes die (as in a crash, or a host reboot) comes back by itself,
+    # as the same container, and rejoins.
+    def inspect(fmt):
+        return subprocess.run(['docker', 'container', 'inspect', '--format', fmt, worker],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    node_id, pid = inspect('{{.Id}}'), inspect('{{.State.Pid}}')
+    os.kill(int(pid), signal.SIGKILL)
+    wait_for(lambda: inspect('{{.State.Running}}') == 'true' and
+             inspect('{{.State.Pid}}') not in (pid, '0'), timeout=60)
+    assert inspect('{{.Id}}') == node_id and int(inspect('{{.RestartCount}}')) >= 1
     wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
 
 
