@@ -193,7 +193,8 @@ def test_nodes_need_room_on_the_host(project, tmp_path):
         assert nano_cpus(master) == min(4, cpus) * 10 ** 9  # m1.large: 4 CPUs
         assert nano_cpus(worker) == 10 ** 9
 
-        # A node group that does not fit fails alone; the cluster's nodes stay.
+        # A node group that does not fit fails alone; the cluster's nodes stay; a resize
+        # to what fits retries it; its delete takes its nodes away.
         count = int(room_gib() // FLAVOR_GIB['m1.xlarge']) + 1
         resp = requests.post(server.url + '/v1/clusters/cpu/nodegroups', json={
             'name': 'huge', 'flavor_id': 'm1.xlarge', 'node_count': count},
@@ -208,6 +209,15 @@ def test_nodes_need_room_on_the_host(project, tmp_path):
         assert group['status'] == 'CREATE_FAILED', group
         assert 'No valid host was found' in group['status_reason']
         assert names(uuids[1]) == nodes
+        # Retried with a count that fits: the group is made.
+        fits = min(1, int(room_gib() // FLAVOR_GIB['m1.xlarge']))
+        if fits:
+            resp = requests.post(server.url + '/v1/clusters/cpu/actions/resize', json={
+                'node_count': fits, 'nodegroup': 'huge'}, headers=LATEST, timeout=30)
+            assert resp.status_code == 202, resp.text
+            group = wait_for(group_settled, timeout=300, interval=1)
+            assert (group['status'], group['node_count']) == ('UPDATE_COMPLETE', fits), group
+            assert len(names(uuids[1])) == len(nodes) + fits
         assert requests.delete(server.url + '/v1/clusters/cpu/nodegroups/huge',
                                headers=LATEST, timeout=30).status_code == 204
         wait_for(lambda: requests.get(server.url + '/v1/clusters/cpu/nodegroups/huge',
