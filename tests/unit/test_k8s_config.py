@@ -74,6 +74,43 @@ def test_kubeadm_init_for_the_first_master():
         'imageTag': 'v1.12.0'}
 
 
+def test_the_kubeadm_configuration_follows_the_version():
+    """kubeadm reads v1beta4 (flags as name/value lists) from 1.31 and v1beta3 (flags as
+    maps) before: the README's kube_tag=v1.30.2 needs v1beta3. kubelet knows
+    failCgroupV1 from 1.31 only."""
+    new = conf(kube_tag='v1.31.0', kubeapi_options='--profiling=false')
+    init, cluster, kubelet, _ = k8s.kubeadm_init(new, MASTER, '10.192.3.5')
+    assert init['apiVersion'] == cluster['apiVersion'] == 'kubeadm.k8s.io/v1beta4'
+    assert cluster['apiServer']['extraArgs'] == [{'name': 'profiling', 'value': 'false'}]
+    assert kubelet['failCgroupV1'] is False
+    old = conf(kube_tag='v1.30.2', kubeapi_options='--profiling=false',
+               kubelet_options='--max-pods=50')
+    init, cluster, kubelet, _ = k8s.kubeadm_init(old, MASTER, '10.192.3.5')
+    assert init['apiVersion'] == cluster['apiVersion'] == 'kubeadm.k8s.io/v1beta3'
+    assert cluster['apiServer']['extraArgs'] == {'profiling': 'false'}
+    assert cluster['scheduler']['extraArgs'] == {}
+    assert init['nodeRegistration']['kubeletExtraArgs'] == {
+        'node-labels': 'magnum.openstack.org/nodegroup=default-master,'
+                       'magnum.openstack.org/role=master',
+        'node-ip': '10.192.3.10', 'max-pods': '50'}
+    assert 'failCgroupV1' not in kubelet
+    join = k8s.kubeadm_join(old, WORKER, '10.192.3.5', 'abcdef.0123456789abcdef', 'sha256:00')
+    assert join['apiVersion'] == 'kubeadm.k8s.io/v1beta3'
+    assert join['nodeRegistration']['kubeletExtraArgs']['node-ip'] == '10.192.3.11'
+    with pytest.raises(Invalid, match='brings up Kubernetes v1.22 and later'):
+        conf(kube_tag='v1.21.14')
+
+
+@pytest.mark.parametrize('tag, pause', [
+    ('v1.22.17', '3.5'), ('v1.25.0', '3.8'), ('v1.30.2', '3.9'), ('v1.33.1', '3.10'),
+    ('v1.35.2', '3.10.1'), ('v1.40.0', '3.10.1')])
+def test_containerd_runs_pods_in_the_pause_image_kubeadm_names(tag, pause):
+    """Offline, only the images kubeadm lists are there: containerd's sandbox image must be
+    the version's own."""
+    text = k8s.containerd_config(conf(kube_tag=tag))
+    assert 'sandbox_image = "registry.k8s.io/pause:%s"' % pause in text
+
+
 def test_kubeadm_join_for_workers_and_masters():
     c = conf()
     worker = k8s.kubeadm_join(c, WORKER, '10.192.3.5', 'abcdef.0123456789abcdef', 'sha256:00')
@@ -87,7 +124,7 @@ def test_kubeadm_join_for_workers_and_masters():
 
 
 def test_containerd_config():
-    text = k8s.containerd_config(conf(container_infra_prefix='mirror.local/'))
+    text = k8s.containerd_config(conf(container_infra_prefix='mirror.local/', kube_tag='v1.32.1'))
     assert 'sandbox_image = "mirror.local/pause:3.10"' in text
     assert 'SystemdCgroup = true' in text and 'restrict_oom_score_adj = true' in text
     assert 'SystemdCgroup = false' in k8s.containerd_config(conf(cgroup_driver='cgroupfs'))

@@ -25,7 +25,15 @@ UPSTREAM_REGISTRY = 'registry.k8s.io'
 UPSTREAM_BINARIES = 'https://dl.k8s.io/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
 API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
-KUBEADM_API = 'kubeadm.k8s.io/v1beta4'
+# The oldest release whose kubeadm reads the configuration written here (v1beta3).
+MIN_VERSION = (1, 22)
+# kubeadm's configuration API: v1beta4 from 1.31 (extraArgs as name/value lists),
+# v1beta3 before (extraArgs as maps); v1beta3 is gone from later releases.
+KUBEADM_V1BETA4 = (1, 31)
+# The pause (sandbox) image each release's kubeadm names (its PauseVersion), newest
+# first; a later release than the table knows gets the newest.
+PAUSE_TAGS = (((1, 34), '3.10.1'), ((1, 31), '3.10'), ((1, 26), '3.9'), ((1, 25), '3.8'),
+              ((1, 24), '3.7'), ((1, 23), '3.6'), ((1, 22), '3.5'))
 ROLE_LABEL = 'magnum.openstack.org/role'
 NODEGROUP_LABEL = 'magnum.openstack.org/nodegroup'
 ZONE_LABEL = 'topology.kubernetes.io/zone'
@@ -36,6 +44,9 @@ def parse_version(tag):
     version = labels_mod.version_tuple(tag)
     if version is None or not str(tag).startswith('v'):
         raise Invalid("kube_tag %r is not a Kubernetes version (like v1.30.1)." % (tag,))
+    if version[:2] < MIN_VERSION:
+        raise Invalid("kube_tag %s: the kubernetes driver brings up Kubernetes v%d.%d and "
+                      "later." % ((tag,) + MIN_VERSION))
     return version
 
 
@@ -64,7 +75,7 @@ def settings(cluster, template):
     labels = cluster.get('labels') or {}
     network_driver = template.get('network_driver') or 'flannel'
     tag = labels.get('kube_tag') or DEFAULT_KUBE_TAG
-    parse_version(tag)
+    minor = parse_version(tag)[:2]
     pod_label = 'calico_ipv4pool' if network_driver == 'calico' else 'flannel_network_cidr'
     pod_cidr = _network(labels.get(pod_label) or DEFAULT_POD_CIDR, pod_label)
     service_cidr = _network(labels.get('service_cluster_ip_range') or DEFAULT_SERVICE_CIDR,
@@ -76,6 +87,10 @@ def settings(cluster, template):
     return {
         'kube_tag': tag,
         'version': tag.lstrip('v'),
+        'kubeadm_api': 'kubeadm.k8s.io/%s' % ('v1beta4' if minor >= KUBEADM_V1BETA4 else 'v1beta3'),
+        'pause_tag': next(pause for since, pause in PAUSE_TAGS if minor >= since),
+        # kubelet's failCgroupV1 (1.31+): cgroup v1 hosts, refused by default from 1.35.
+        'fail_cgroup_v1_field': minor >= KUBEADM_V1BETA4,
         'network_driver': network_driver,
         'flannel_backend': labels.get('flannel_backend') or 'vxlan',
         'pod_cidr': str(pod_cidr),
@@ -103,12 +118,19 @@ def node_labels(role, nodegroup, availability_zone=None):
     return labels
 
 
+def _extra_args(conf, args):
+    """Flags (name/value pairs) in the form the kubeadm API of the version takes."""
+    if conf['kubeadm_api'].endswith('v1beta3'):
+        return dict((arg['name'], arg['value']) for arg in args)
+    return list(args)
+
+
 def _kubelet_args(conf, node):
     labels = node_labels(node['role'], node['nodegroup'], conf['availability_zone'])
     args = [{'name': 'node-labels',
              'value': ','.join('%s=%s' % item for item in sorted(labels.items()))},
             {'name': 'node-ip', 'value': node['address']}]
-    return args + conf['extra_args']['kubelet']
+    return _extra_args(conf, args + conf['extra_args']['kubelet'])
 
 
 def _registration(conf, node, master):
@@ -127,20 +149,20 @@ def kubeadm_init(conf, node, endpoint_host, sans=()):
     (``name``, ``address``, ``role``, ``nodegroup``), with the control-plane
     endpoint ``endpoint_host`` (a load balancer's address, or the master's)."""
     cluster = {
-        'apiVersion': KUBEADM_API, 'kind': 'ClusterConfiguration',
+        'apiVersion': conf['kubeadm_api'], 'kind': 'ClusterConfiguration',
         'kubernetesVersion': conf['kube_tag'],
         'controlPlaneEndpoint': '%s:%d' % (endpoint_host, API_PORT),
         'imageRepository': conf['image_repository'],
         'networking': {'podSubnet': conf['pod_cidr'], 'serviceSubnet': conf['service_cidr'],
                        'dnsDomain': conf['dns_domain']},
         'apiServer': {'certSANs': sorted(set([endpoint_host, node['address']] + list(sans))),
-                      'extraArgs': conf['extra_args']['apiServer']},
-        'controllerManager': {'extraArgs': conf['extra_args']['controllerManager']},
-        'scheduler': {'extraArgs': conf['extra_args']['scheduler']},
+                      'extraArgs': _extra_args(conf, conf['extra_args']['apiServer'])},
+        'controllerManager': {'extraArgs': _extra_args(conf, conf['extra_args']['controllerManager'])},
+        'scheduler': {'extraArgs': _extra_args(conf, conf['extra_args']['scheduler'])},
     }
     if conf['coredns_tag']:
         cluster['dns'] = {'imageTag': conf['coredns_tag']}
-    init = {'apiVersion': KUBEADM_API, 'kind': 'InitConfiguration',
+    init = {'apiVersion': conf['kubeadm_api'], 'kind': 'InitConfiguration',
             'localAPIEndpoint': {'advertiseAddress': node['address'], 'bindPort': API_PORT},
             'nodeRegistration': _registration(conf, node, master=True)}
     return [init, cluster, kubelet_config(conf), kube_proxy_config(conf)]
@@ -150,7 +172,7 @@ def kubeadm_join(conf, node, endpoint_host, token, ca_cert_hash, certificate_key
     """The ``kubeadm join --config`` document for ``node``; a master (role
     ``master``) joins the control plane with ``certificate_key``."""
     master = node['role'] == 'master'
-    doc = {'apiVersion': KUBEADM_API, 'kind': 'JoinConfiguration',
+    doc = {'apiVersion': conf['kubeadm_api'], 'kind': 'JoinConfiguration',
            'discovery': {'bootstrapToken': {
                'apiServerEndpoint': '%s:%d' % (endpoint_host, API_PORT), 'token': token,
                'caCertHashes': [ca_cert_hash]}},
@@ -187,11 +209,12 @@ def kubeconfig(endpoint_host, ca_pem, token=None):
 
 
 def kubelet_config(conf):
-    return {'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
-            'cgroupDriver': conf['cgroup_driver'], 'failSwapOn': False,
-            # cgroup v1 hosts: kubelet >= 1.35 refuses them unless told otherwise.
-            'failCgroupV1': False,
-            'clusterDNS': [conf['dns_service_ip']], 'clusterDomain': conf['dns_domain']}
+    doc = {'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
+           'cgroupDriver': conf['cgroup_driver'], 'failSwapOn': False,
+           'clusterDNS': [conf['dns_service_ip']], 'clusterDomain': conf['dns_domain']}
+    if conf['fail_cgroup_v1_field']:
+        doc['failCgroupV1'] = False
+    return doc
 
 
 def kube_proxy_config(conf):
@@ -215,7 +238,7 @@ def kube_proxy_config(conf):
 
 def containerd_config(conf):
     """containerd 1.6's config (version 2) for kubeadm nodes, as TOML text."""
-    pause = '%s/pause:3.10' % conf['image_repository']
+    pause = '%s/pause:%s' % (conf['image_repository'], conf['pause_tag'])
     systemd = 'true' if conf['cgroup_driver'] == 'systemd' else 'false'
     return '\n'.join([
         'version = 2',
