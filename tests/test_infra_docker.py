@@ -135,24 +135,24 @@ FLAVOR_GIB = {'m1.tiny': 0.5, 'm1.large': 8, 'm1.xlarge': 16}  # infra_docker_fl
 RATIO = 1.5  # infra_docker_ram_allocation_ratio
 
 
+def docker_inspect(fmt, *containers):
+    """`docker container inspect --format FMT`: one line per container."""
+    return subprocess.run(['docker', 'container', 'inspect', '--format', fmt, *containers],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+
+
 def room_gib():
     """What the provider still lets Magnum nodes' memory limits add up to."""
     info = subprocess.run(['docker', 'info', '--format', '{{.MemTotal}}'],
                           capture_output=True, text=True, check=True).stdout
     ids = subprocess.run(['docker', 'ps', '-aq', '--filter', 'label=magnum.openstack.org/cluster'],
                          capture_output=True, text=True, check=True).stdout.split()
-    held = 0
-    if ids:
-        held = sum(int(n) for n in subprocess.run(
-            ['docker', 'container', 'inspect', '--format', '{{.HostConfig.Memory}}'] + ids,
-            capture_output=True, text=True, check=True).stdout.split())
+    held = sum(int(n) for n in docker_inspect('{{.HostConfig.Memory}}', *ids)) if ids else 0
     return (int(info) * RATIO - held) / GIB
 
 
 def nano_cpus(name):
-    return int(subprocess.run(['docker', 'container', 'inspect', '--format',
-                               '{{.HostConfig.NanoCpus}}', name],
-                              capture_output=True, text=True, check=True).stdout)
+    return int(docker_inspect('{{.HostConfig.NanoCpus}}', name)[0])
 
 
 def test_nodes_need_room_on_the_host(project, tmp_path):

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ApiServer, REPO, wait_for
-from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
+from test_infra_docker import docker_inspect, docker_ls, docker_ok, nothing_left, remove_leftovers
 
 BIN = Path(sys.executable).parent
 OPENSTACK = str(BIN / 'openstack')
@@ -318,8 +318,7 @@ def check_health_follows_a_stopped_worker(ops, worker):
     # A node whose processes die (as in a crash, or a host reboot) comes back by itself,
     # as the same container, and rejoins.
     def inspect(fmt):
-        return subprocess.run(['docker', 'container', 'inspect', '--format', fmt, worker],
-                              capture_output=True, text=True, check=True).stdout.strip()
+        return docker_inspect(fmt, worker)[0]
     node_id, pid = inspect('{{.Id}}'), inspect('{{.State.Pid}}')
     os.kill(int(pid), signal.SIGKILL)
     wait_for(lambda: inspect('{{.State.Running}}') == 'true' and
