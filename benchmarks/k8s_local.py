@@ -50,7 +50,10 @@ def docker(*args, check=True):
 
 def plain_files(work, master_address):
     """The files plain_kubeadm.sh installs, from the driver's own generators."""
-    conf = k8s_config.settings({'labels': {}}, TEMPLATE)
+    defaults = yaml.safe_load((ROLE / 'defaults/main.yml').read_text())
+    conf = k8s_config.settings({'labels': {}}, TEMPLATE, {
+        'flannel': defaults['kubernetes_flannel_image'],
+        'flannel_cni': defaults['kubernetes_flannel_cni_plugin_image']})
     master = {'name': 'plain-master', 'address': master_address, 'role': 'master',
               'nodegroup': 'default-master'}
     (work / 'kubeadm.yaml').write_text(yaml.safe_dump_all(
@@ -59,8 +62,6 @@ def plain_files(work, master_address):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates')))
     values = {'ansible_managed': 'benchmarks/k8s_local.py', 'kubernetes_bin_dir': '/usr/local/bin',
               'kubernetes_conf': conf}
-    defaults = yaml.safe_load((ROLE / 'defaults/main.yml').read_text())
-    values.update((k, v) for k, v in defaults.items() if k.startswith('kubernetes_flannel'))
     for name, source in (('kubelet.service', 'kubelet.service.j2'),
                          ('10-kubeadm.conf', '10-kubeadm.conf.j2'),
                          ('flannel.yml', 'flannel.yml.j2')):

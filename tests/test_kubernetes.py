@@ -138,7 +138,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
     offline = standin_artifacts(tmp_path / 'artifacts')
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline)) as made:
         rest = made.rest
-        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
+        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE, '--http-proxy',
+                 'http://proxy.invalid:3128', '--no-proxy', 'registry.local')
         cluster = rest.create('k', 'kt', 1)
         uuid = made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_FAILED', cluster
@@ -151,6 +152,13 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
                 (offline / 'bin' / 'kubelet').read_text()
             config = on_node(node, 'cat', '/etc/containerd/config.toml').stdout
             assert 'SystemdCgroup = true' in config
+            # The template's proxies are containerd's (for its pulls), the cluster's own
+            # ranges excluded; systemd reloaded and containerd restarted with them.
+            env = on_node(node, 'sh', '-c', 'tr "\\0" " " </proc/$(systemctl show '
+                          '--property=MainPID --value containerd)/environ')
+            assert 'HTTP_PROXY=http://proxy.invalid:3128' in env.stdout, env
+            assert 'NO_PROXY=registry.local,localhost,127.0.0.1,.svc,.cluster.local,' \
+                '10.100.0.0/16,10.254.0.0/16' in env.stdout, env
             images = on_node(node, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
             assert 'docker.io/magnum-test/k8s-standin:1' in images, images
             assert on_node(node, 'test', '-x', '/opt/cni/bin/bridge').returncode == 0

@@ -111,6 +111,47 @@ def test_containerd_runs_pods_in_the_pause_image_kubeadm_names(tag, pause):
     assert 'sandbox_image = "registry.k8s.io/pause:%s"' % pause in text
 
 
+def test_the_templates_proxies_reach_containerd_with_the_clusters_own_ranges_excluded():
+    assert conf()['proxy'] == {}
+    c = k8s.settings({'labels': {'service_cluster_ip_range': '10.60.0.0/20'}},
+                     dict(TEMPLATE, http_proxy='http://proxy:3128', https_proxy='http://p2:3128',
+                          no_proxy='registry.local, 127.0.0.1'))
+    assert c['proxy'] == {
+        'HTTP_PROXY': 'http://proxy:3128', 'HTTPS_PROXY': 'http://p2:3128',
+        'NO_PROXY': 'registry.local,127.0.0.1,localhost,.svc,.cluster.local,10.100.0.0/16,'
+                    '10.60.0.0/20'}
+    only_https = k8s.settings({'labels': {}}, dict(TEMPLATE, https_proxy='http://p2:3128'))
+    assert sorted(only_https['proxy']) == ['HTTPS_PROXY', 'NO_PROXY']
+
+
+def test_addon_images_follow_the_mirror_and_their_tag_labels():
+    """container_infra_prefix is the mirror of every image (the guide), flannel_tag and
+    flannel_cni_tag pick flannel's tags; the flannel manifest the role applies uses them."""
+    import jinja2
+    import yaml
+    from pathlib import Path
+    assert k8s.addon_image('ghcr.io/flannel-io/flannel:v0.26.7') == \
+        'ghcr.io/flannel-io/flannel:v0.26.7'
+    assert k8s.addon_image('ghcr.io/flannel-io/flannel:v0.26.7', 'mirror.local:5000/k8s',
+                           'v0.27.0') == 'mirror.local:5000/k8s/flannel:v0.27.0'
+    assert k8s.addon_image('flannel', None, 'v1') == 'flannel:v1'
+    role = Path(k8s.__file__).parents[2] / 'roles' / 'kubernetes'
+    defaults = yaml.safe_load((role / 'defaults' / 'main.yml').read_text())
+    addons = {'flannel': defaults['kubernetes_flannel_image'],
+              'flannel_cni': defaults['kubernetes_flannel_cni_plugin_image']}
+    plain = k8s.settings({'labels': {}}, TEMPLATE, addons)
+    assert plain['images'] == addons
+    c = k8s.settings({'labels': {'container_infra_prefix': 'mirror.local/k8s/',
+                                 'flannel_tag': 'v0.27.0'}}, TEMPLATE, addons)
+    assert c['images']['flannel'] == 'mirror.local/k8s/flannel:v0.27.0'
+    assert c['images']['flannel_cni'] == 'mirror.local/k8s/flannel-cni-plugin:' + \
+        addons['flannel_cni'].rpartition(':')[2]
+    manifest = jinja2.Environment(loader=jinja2.FileSystemLoader(str(role / 'templates'))) \
+        .get_template('flannel.yml.j2').render(ansible_managed='test', kubernetes_conf=c)
+    images = [line.split()[-1] for line in manifest.splitlines() if 'image:' in line]
+    assert sorted(set(images)) == sorted(c['images'].values()), images
+
+
 def test_kubeadm_join_for_workers_and_masters():
     c = conf()
     worker = k8s.kubeadm_join(c, WORKER, '10.192.3.5', 'abcdef.0123456789abcdef', 'sha256:00')

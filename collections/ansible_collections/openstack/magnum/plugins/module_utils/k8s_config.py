@@ -69,9 +69,23 @@ def _network(value, label):
         raise Invalid("Label %s: %r is not a network CIDR." % (label, value))
 
 
-def settings(cluster, template):
+# Tag labels of the add-on images the role deploys (the role's defaults name them).
+ADDON_TAG_LABELS = {'flannel': 'flannel_tag', 'flannel_cni': 'flannel_cni_tag'}
+
+
+def addon_image(ref, prefix=None, tag=None):
+    """An add-on image as the cluster pulls it: ``ref``'s name from the mirror ``prefix``
+    (container_infra_prefix) when given, with ``tag`` (its tag label) when given."""
+    head, last = ref.rpartition('/')[::2]
+    name, default_tag = last.partition(':')[::2]
+    return '%s%s:%s' % (prefix + '/' if prefix else head + '/' if head else '', name,
+                        tag or default_tag or 'latest')
+
+
+def settings(cluster, template, addon_images=None):
     """The Kubernetes settings of a cluster, from its labels and template, with the
-    driver's defaults."""
+    driver's defaults; ``addon_images`` (name -> image, the role's defaults) as the
+    cluster pulls them (``images``)."""
     labels = cluster.get('labels') or {}
     network_driver = template.get('network_driver') or 'flannel'
     tag = labels.get('kube_tag') or DEFAULT_KUBE_TAG
@@ -84,6 +98,7 @@ def settings(cluster, template):
         raise Invalid("The pod network %s overlaps the service range %s."
                       % (pod_cidr, service_cidr))
     prefix = (labels.get('container_infra_prefix') or '').rstrip('/')
+    dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
     return {
         'kube_tag': tag,
         'version': tag.lstrip('v'),
@@ -97,8 +112,11 @@ def settings(cluster, template):
         'service_cidr': str(service_cidr),
         # kubernetes.default is the range's first address, CoreDNS its tenth.
         'dns_service_ip': str(service_cidr[10]),
-        'dns_domain': labels.get('dns_cluster_domain') or 'cluster.local',
+        'dns_domain': dns_domain,
+        'proxy': proxy_env(template, ['.svc', '.' + dns_domain, str(pod_cidr), str(service_cidr)]),
         'image_repository': prefix or UPSTREAM_REGISTRY,
+        'images': dict((name, addon_image(ref, prefix, labels.get(ADDON_TAG_LABELS.get(name, ''))))
+                       for name, ref in (addon_images or {}).items()),
         'coredns_tag': labels.get('coredns_tag') or None,
         # systemd: the nodes run systemd and containerd uses SystemdCgroup (README).
         'cgroup_driver': labels.get('cgroup_driver') or 'systemd',
@@ -108,6 +126,23 @@ def settings(cluster, template):
             ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options'))),
         'availability_zone': labels.get('availability_zone') or None,
     }
+
+
+def proxy_env(template, cluster_names):
+    """The template's proxies as containerd's environment (its image pulls), or {}.
+    NO_PROXY adds to the template's no_proxy what never goes through a proxy: the node
+    itself and ``cluster_names`` (the pod and service networks, the service domain)."""
+    http, https = template.get('http_proxy'), template.get('https_proxy')
+    if not (http or https):
+        return {}
+    names = [n.strip() for n in (template.get('no_proxy') or '').split(',') if n.strip()]
+    names += [n for n in ['localhost', '127.0.0.1'] + list(cluster_names) if n not in names]
+    env = {'NO_PROXY': ','.join(names)}
+    if http:
+        env['HTTP_PROXY'] = http
+    if https:
+        env['HTTPS_PROXY'] = https
+    return env
 
 
 def node_labels(role, nodegroup, availability_zone=None):
