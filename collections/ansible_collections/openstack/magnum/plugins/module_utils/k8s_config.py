@@ -28,7 +28,7 @@ BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
 # The oldest release whose kubeadm reads the configuration written here (v1beta3).
 MIN_VERSION = (1, 22)
 # kubeadm's configuration API: v1beta4 from 1.31 (extraArgs as name/value lists),
-# v1beta3 before (extraArgs as maps); v1beta3 is gone from later releases.
+# v1beta3 before (extraArgs as maps), which later releases deprecate.
 KUBEADM_V1BETA4 = (1, 31)
 # The pause (sandbox) image each release's kubeadm names (its PauseVersion), newest
 # first; a later release than the table knows gets the newest.
@@ -130,8 +130,8 @@ def settings(cluster, template, addon_images=None):
 
 def proxy_env(template, cluster_names):
     """The template's proxies as containerd's environment (its image pulls), or {}.
-    NO_PROXY adds to the template's no_proxy what never goes through a proxy: the node
-    itself and ``cluster_names`` (the pod and service networks, the service domain)."""
+    NO_PROXY adds to the template's no_proxy what never goes through a proxy: localhost
+    and ``cluster_names`` (the pod and service networks, the service domain)."""
     http, https = template.get('http_proxy'), template.get('https_proxy')
     if not (http or https):
         return {}
