@@ -30,6 +30,8 @@ MIN_VERSION = (1, 22)
 # kubeadm's configuration API: v1beta4 from 1.31 (extraArgs as name/value lists),
 # v1beta3 before (extraArgs as maps), which later releases deprecate.
 KUBEADM_V1BETA4 = (1, 31)
+# kubelet's failCgroupV1 field (cgroup v1 hosts; refused by default from 1.35) since 1.31.
+KUBELET_FAIL_CGROUP_V1 = (1, 31)
 # The pause (sandbox) image each release's kubeadm names (its PauseVersion), newest
 # first; a later release than the table knows gets the newest.
 PAUSE_TAGS = (((1, 34), '3.10.1'), ((1, 31), '3.10'), ((1, 26), '3.9'), ((1, 25), '3.8'),
@@ -104,8 +106,7 @@ def settings(cluster, template, addon_images=None):
         'version': tag.lstrip('v'),
         'kubeadm_api': 'kubeadm.k8s.io/%s' % ('v1beta4' if minor >= KUBEADM_V1BETA4 else 'v1beta3'),
         'pause_tag': next(pause for since, pause in PAUSE_TAGS if minor >= since),
-        # kubelet's failCgroupV1 (1.31+): cgroup v1 hosts, refused by default from 1.35.
-        'fail_cgroup_v1_field': minor >= KUBEADM_V1BETA4,
+        'fail_cgroup_v1_field': minor >= KUBELET_FAIL_CGROUP_V1,
         'network_driver': network_driver,
         'flannel_backend': labels.get('flannel_backend') or 'vxlan',
         'pod_cidr': str(pod_cidr),
