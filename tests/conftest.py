@@ -53,10 +53,12 @@ def _pg_database():
     url = PG_URL.rsplit('/', 1)[0] + '/' + name
 
     def drop():
+        # Only our own sessions are ended: an autovacuum worker on the database runs as the
+        # superuser (not ours to terminate) and DROP DATABASE makes it leave by itself.
         with admin.connect() as conn:
             conn.execute(sa.text(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
-                {'n': name})
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"
+                " AND usename = current_user AND pid <> pg_backend_pid()"), {'n': name})
             conn.execute(sa.text('DROP DATABASE IF EXISTS %s' % name))
         admin.dispose()
     return url, drop
