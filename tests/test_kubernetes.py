@@ -37,9 +37,13 @@ needs_upgrade = pytest.mark.skipif(
 TEMPLATE = ['--coe', 'kubernetes', '--image', 'debian-12', '--external-network', 'public',
             '--keypair', 'default', '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny',
             '--network-driver', 'flannel']
-# A real control plane needs more than m1.tiny's 512 MB (infra_docker_flavors).
+# A real control plane needs more than m1.tiny's 512 MB (infra_docker_flavors); its
+# version is the one the offline directory holds (MAGNUM_K8S_TAG; the driver's default
+# when unset).
 REAL = TEMPLATE[:-6] + [
     '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
+if os.environ.get('MAGNUM_K8S_TAG'):
+    REAL += ['--labels', 'kube_tag=%s' % os.environ['MAGNUM_K8S_TAG']]
 
 
 class Made:
@@ -121,6 +125,9 @@ def standin_artifacts(path):
                    shell=True, check=True, capture_output=True)
     subprocess.run(['docker', 'save', '-o', str(path / 'images' / 'standin.tar'),
                     'magnum-test/k8s-standin:1'], check=True, capture_output=True)
+    # The tarball is what the test needs: the engine keeps nothing (each import is new).
+    subprocess.run(['docker', 'rmi', 'magnum-test/k8s-standin:1'], check=True,
+                   capture_output=True)
     return path
 
 
