@@ -169,6 +169,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             images = on_node(node, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
             assert 'docker.io/magnum-test/k8s-standin:1' in images, images
             assert on_node(node, 'test', '-x', '/opt/cni/bin/bridge').returncode == 0
+            # kubeadm's directory (a worker's join configuration is written there).
+            assert on_node(node, 'test', '-d', '/etc/kubernetes/manifests').returncode == 0
             assert on_node(node, 'systemctl', 'is-enabled', 'kubelet').stdout.strip() == 'enabled'
             assert on_node(node, 'sysctl', '-n', 'net.ipv4.ip_forward').stdout.strip() == '1'
         # The first master got the cluster's CA as the Kubernetes CA.
@@ -372,6 +374,8 @@ def load_workload(uuid, tmp_path):
                            % (node, archive), shell=True, check=True, capture_output=True)
 
 
+# On the workers, one replica more on a node than on another at most (the scheduler's
+# own spreading allows three), and never fewer than one available while nodes drain.
 WEB = """
 apiVersion: apps/v1
 kind: Deployment
@@ -382,6 +386,10 @@ spec:
   template:
     metadata: {labels: {app: web}}
     spec:
+      nodeSelector: {magnum.openstack.org/role: worker}
+      topologySpreadConstraints:
+      - {maxSkew: 1, topologyKey: kubernetes.io/hostname, whenUnsatisfiable: DoNotSchedule,
+         labelSelector: {matchLabels: {app: web}}}
       containers:
       - name: web
         image: %(image)s
@@ -395,7 +403,21 @@ metadata: {name: web}
 spec:
   selector: {app: web}
   ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: %(pdb_api)s
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: web}}
 """
+
+
+def web(replicas, kubelet_version):
+    """WEB for a cluster of ``kubelet_version`` (policy/v1 from 1.21, v1beta1 before)."""
+    minor = int(kubelet_version.lstrip('v').split('.')[1])
+    return WEB % {'replicas': replicas, 'image': WORKLOAD,
+                  'pdb_api': 'policy/v1' if minor >= 21 else 'policy/v1beta1'}
 
 
 def run_pod(conf, name, script, node_selector=None):
@@ -438,7 +460,7 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
                                        'jsonpath={.spec.taints[*].effect}')
 
         load_workload(uuid, tmp_path)
-        kubectl(conf, 'apply', '-f', '-', stdin=WEB % {'replicas': 3, 'image': WORKLOAD})
+        kubectl(conf, 'apply', '-f', '-', stdin=web(3, nodes[master][3]))
         kubectl(conf, 'rollout', 'status', 'deployment/web', '--timeout=300s')
         placed = kubectl(conf, 'get', 'pods', '-l', 'app=web', '-o',
                          'jsonpath={.items[*].spec.nodeName}').split()
@@ -496,7 +518,7 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
         conf = cluster_config(rest, 'k', tmp_path / 'cfg')
         load_workload(uuid, tmp_path)
-        kubectl(conf, 'apply', '-f', '-', stdin=WEB % {'replicas': 2, 'image': WORKLOAD})
+        kubectl(conf, 'apply', '-f', '-', stdin=web(2, UPGRADE_FROM))
         kubectl(conf, 'rollout', 'status', 'deployment/web', '--timeout=300s')
 
         available = []

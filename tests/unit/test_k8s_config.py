@@ -75,9 +75,9 @@ def test_kubeadm_init_for_the_first_master():
 
 
 def test_the_kubeadm_configuration_follows_the_version():
-    """kubeadm reads v1beta4 (flags as name/value lists) from 1.31 and v1beta3 (flags as
-    maps) before: the README's kube_tag=v1.30.2 needs v1beta3. kubelet knows
-    failCgroupV1 from 1.31 only."""
+    """kubeadm reads v1beta4 (flags as name/value lists) from 1.31, v1beta3 (flags as
+    maps) from 1.22 and v1beta2 (maps too) before: the README's kube_tag=v1.30.2 needs
+    v1beta3. kubelet knows failCgroupV1 from 1.31 only."""
     new = conf(kube_tag='v1.31.0', kubeapi_options='--profiling=false')
     init, cluster, kubelet, _ = k8s.kubeadm_init(new, MASTER, '10.192.3.5')
     assert init['apiVersion'] == cluster['apiVersion'] == 'kubeadm.k8s.io/v1beta4'
@@ -97,13 +97,21 @@ def test_the_kubeadm_configuration_follows_the_version():
     join = k8s.kubeadm_join(old, WORKER, '10.192.3.5', 'abcdef.0123456789abcdef', 'sha256:00')
     assert join['apiVersion'] == 'kubeadm.k8s.io/v1beta3'
     assert join['nodeRegistration']['kubeletExtraArgs']['node-ip'] == '10.192.3.11'
-    with pytest.raises(Invalid, match='brings up Kubernetes v1.22 and later'):
-        conf(kube_tag='v1.21.14')
+    oldest = conf(kube_tag='v1.20.2', kubeapi_options='--profiling=false')
+    init, cluster, kubelet, _ = k8s.kubeadm_init(oldest, MASTER, '10.192.3.5')
+    assert init['apiVersion'] == cluster['apiVersion'] == 'kubeadm.k8s.io/v1beta2'
+    assert cluster['apiServer']['extraArgs'] == {'profiling': 'false'}
+    assert init['nodeRegistration']['kubeletExtraArgs']['node-ip'] == '10.192.3.10'
+    assert 'failCgroupV1' not in kubelet
+    assert conf(kube_tag='v1.21.14')['kubeadm_api'] == 'kubeadm.k8s.io/v1beta2'
+    assert conf(kube_tag='v1.22.0')['kubeadm_api'] == 'kubeadm.k8s.io/v1beta3'
+    with pytest.raises(Invalid, match='brings up Kubernetes v1.20 and later'):
+        conf(kube_tag='v1.19.16')
 
 
 @pytest.mark.parametrize('tag, pause', [
-    ('v1.22.17', '3.5'), ('v1.25.0', '3.8'), ('v1.30.2', '3.9'), ('v1.33.1', '3.10'),
-    ('v1.35.2', '3.10.1'), ('v1.40.0', '3.10.1')])
+    ('v1.20.2', '3.2'), ('v1.21.14', '3.4.1'), ('v1.22.17', '3.5'), ('v1.25.0', '3.8'),
+    ('v1.30.2', '3.9'), ('v1.33.1', '3.10'), ('v1.35.2', '3.10.1'), ('v1.40.0', '3.10.1')])
 def test_containerd_runs_pods_in_the_pause_image_kubeadm_names(tag, pause):
     """Offline, only the images kubeadm lists are there: containerd's sandbox image must be
     the version's own."""

@@ -25,17 +25,19 @@ UPSTREAM_REGISTRY = 'registry.k8s.io'
 UPSTREAM_BINARIES = 'https://dl.k8s.io/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
 API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
-# The oldest release whose kubeadm reads the configuration written here (v1beta3).
-MIN_VERSION = (1, 22)
-# kubeadm's configuration API: v1beta4 from 1.31 (extraArgs as name/value lists),
-# v1beta3 before (extraArgs as maps), which later releases deprecate.
-KUBEADM_V1BETA4 = (1, 31)
+# The oldest release whose kubeadm reads the configuration written here (v1beta2).
+MIN_VERSION = (1, 20)
+# kubeadm's configuration API by release, newest first: v1beta4 from 1.31 (extraArgs as
+# name/value lists), v1beta3 from 1.22 and v1beta2 before (extraArgs as maps; the
+# fields written here are the same in both).
+KUBEADM_APIS = (((1, 31), 'v1beta4'), ((1, 22), 'v1beta3'), ((1, 20), 'v1beta2'))
 # kubelet's failCgroupV1 field (cgroup v1 hosts; refused by default from 1.35) since 1.31.
 KUBELET_FAIL_CGROUP_V1 = (1, 31)
 # The pause (sandbox) image each release's kubeadm names (its PauseVersion), newest
 # first; a later release than the table knows gets the newest.
 PAUSE_TAGS = (((1, 34), '3.10.1'), ((1, 31), '3.10'), ((1, 26), '3.9'), ((1, 25), '3.8'),
-              ((1, 24), '3.7'), ((1, 23), '3.6'), ((1, 22), '3.5'))
+              ((1, 24), '3.7'), ((1, 23), '3.6'), ((1, 22), '3.5'), ((1, 21), '3.4.1'),
+              ((1, 20), '3.2'))
 ROLE_LABEL = 'magnum.openstack.org/role'
 NODEGROUP_LABEL = 'magnum.openstack.org/nodegroup'
 ZONE_LABEL = 'topology.kubernetes.io/zone'
@@ -104,8 +106,8 @@ def settings(cluster, template, addon_images=None):
     return {
         'kube_tag': tag,
         'version': tag.lstrip('v'),
-        'kubeadm_api': 'kubeadm.k8s.io/%s' % ('v1beta4' if minor >= KUBEADM_V1BETA4 else 'v1beta3'),
-        'pause_tag': next(pause for since, pause in PAUSE_TAGS if minor >= since),
+        'kubeadm_api': 'kubeadm.k8s.io/' + _by_version(KUBEADM_APIS, minor),
+        'pause_tag': _by_version(PAUSE_TAGS, minor),
         'fail_cgroup_v1_field': minor >= KUBELET_FAIL_CGROUP_V1,
         'network_driver': network_driver,
         'flannel_backend': labels.get('flannel_backend') or 'vxlan',
@@ -127,6 +129,12 @@ def settings(cluster, template, addon_images=None):
             ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options'))),
         'availability_zone': labels.get('availability_zone') or None,
     }
+
+
+def _by_version(table, minor):
+    """The value of the first (newest) row of ``table`` ((since, value), ...) that the
+    release ``minor`` has reached."""
+    return next(value for since, value in table if minor >= since)
 
 
 def proxy_env(template, cluster_names):
@@ -156,7 +164,7 @@ def node_labels(role, nodegroup, availability_zone=None):
 
 def _extra_args(conf, args):
     """Flags (name/value pairs) in the form the kubeadm API of the version takes."""
-    if conf['kubeadm_api'].endswith('v1beta3'):
+    if not conf['kubeadm_api'].endswith('v1beta4'):
         return dict((arg['name'], arg['value']) for arg in args)
     return list(args)
 
