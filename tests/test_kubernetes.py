@@ -322,8 +322,16 @@ def test_a_shrink_naming_no_node_picks_the_emptiest_of_the_group_from_the_api(tm
         assert json.loads(out.read_text()) == []
 
 
+def kubectl_binary():
+    """The offline directory's kubectl: its bin/, or a version's (<tag>/bin/) when it holds
+    one directory per version."""
+    tags = ['', os.environ.get('MAGNUM_K8S_TAG'), UPGRADE_TO, UPGRADE_FROM]
+    paths = [os.path.join(ARTIFACTS, tag, 'bin', 'kubectl') for tag in tags if tag is not None]
+    return next((path for path in paths if os.path.exists(path)), paths[0])
+
+
 def kubectl(kubeconfig, *args, check=True, stdin=None):
-    run = subprocess.run([os.path.join(ARTIFACTS, 'bin', 'kubectl'), '--kubeconfig',
+    run = subprocess.run([kubectl_binary(), '--kubeconfig',
                           str(kubeconfig)] + list(args), capture_output=True, text=True,
                          timeout=300, input=stdin)
     assert not check or run.returncode == 0, run.stdout + run.stderr
