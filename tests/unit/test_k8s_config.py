@@ -204,8 +204,10 @@ def test_artifacts_upstream_or_offline(tmp_path):
     (newer / 'images' / 'kube-apiserver.tar').write_text('')
     assert k8s.artifact_source('v1.36.1', str(tmp_path))['binaries']['kubeadm'] == \
         str(newer / 'bin' / 'kubeadm')
+    assert k8s.artifact_source('v1.36.1', str(tmp_path))['dir'] == str(newer)  # manifests/
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['binaries']['kubeadm'] == \
         str(tmp_path / 'bin' / 'kubeadm')
+    assert k8s.artifact_source('v1.35.2', str(tmp_path))['dir'] == str(tmp_path)
 
 
 def test_shrink_picks_named_then_emptiest_then_highest():

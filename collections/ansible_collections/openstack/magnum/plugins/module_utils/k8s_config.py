@@ -301,8 +301,9 @@ def containerd_config(conf):
 def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
     """Where binaries and images come from: the offline directory
     (``MAGNUM_K8S_ARTIFACTS``: ``bin/`` and ``images/*.tar``, or one such directory
-    per version, ``<kube_tag>/bin`` ..., which an upgrade needs) when given, else the
-    upstream locations for ``kube_tag``."""
+    per version, ``<kube_tag>/bin`` ..., which an upgrade needs; ``dir``: the one taken,
+    where its ``manifests/`` are too) when given, else the upstream locations for
+    ``kube_tag``."""
     if offline_dir:
         if os.path.isdir(os.path.join(offline_dir, kube_tag)):
             offline_dir = os.path.join(offline_dir, kube_tag)
@@ -315,7 +316,8 @@ def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
             raise Invalid("MAGNUM_K8S_ARTIFACTS=%s is incomplete: %s." % (offline_dir, '; '.join(
                 (['missing bin/' + ', bin/'.join(missing)] if missing else [])
                 + ([] if images else ['no images/*.tar']))))
-        return {'mode': 'offline', 'binaries': dict((b, os.path.join(bin_dir, b)) for b in BINARIES),
+        return {'mode': 'offline', 'dir': offline_dir,
+                'binaries': dict((b, os.path.join(bin_dir, b)) for b in BINARIES),
                 'images': [os.path.join(images_dir, f) for f in images]}
     return {'mode': 'upstream',
             'binaries': dict((b, UPSTREAM_BINARIES % {'tag': kube_tag, 'arch': arch, 'name': b})
