@@ -12,6 +12,9 @@ Needs what the Kubernetes tests need: a running Docker engine, debootstrap, the 
 installed, and MAGNUM_K8S_ARTIFACTS (README "Kubernetes"). Run from the checkout:
 
     MAGNUM_K8S_ARTIFACTS=/path/to/artifacts python3 benchmarks/k8s_local.py [--runs N]
+
+As in the tests, MAGNUM_K8S_TAG names the version the directory holds (label kube_tag)
+and MAGNUM_K8S_LABELS adds labels (key=value,...; e.g. the flannel tags it holds).
 """
 
 import argparse
@@ -35,6 +38,10 @@ ROLE = TOP / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
 TEMPLATE = {'name': 'bench', 'coe': 'kubernetes', 'image_id': 'debian-12',
             'external_network_id': 'public', 'keypair_id': 'default', 'flavor_id': 'm1.small',
             'master_flavor_id': 'm1.medium', 'network_driver': 'flannel'}
+LABELS = dict(item.split('=', 1) for item in filter(None, (
+    ['kube_tag=' + os.environ['MAGNUM_K8S_TAG']] if os.environ.get('MAGNUM_K8S_TAG') else [])
+    + os.environ.get('MAGNUM_K8S_LABELS', '').split(',')))
+TEMPLATE['labels'] = LABELS
 PLAIN_NET, PLAIN_SUBNET = 'magnum-bench-plain', '10.213.0'
 # The way the docker provider runs a node (roles/infra_docker/tasks/converge.yml), with
 # the CPU and memory of m1.medium (master) and m1.small (workers).
@@ -51,7 +58,7 @@ def docker(*args, check=True):
 def plain_files(work, master_address):
     """The files plain_kubeadm.sh installs, from the driver's own generators."""
     defaults = yaml.safe_load((ROLE / 'defaults/main.yml').read_text())
-    conf = k8s_config.settings({'labels': {}}, TEMPLATE, {
+    conf = k8s_config.settings({'labels': LABELS}, TEMPLATE, {
         'flannel': defaults['kubernetes_flannel_image'],
         'flannel_cni': defaults['kubernetes_flannel_cni_plugin_image']})
     master = {'name': 'plain-master', 'address': master_address, 'role': 'master',

@@ -8,13 +8,17 @@ unreachable, or an incomplete offline directory) ends CREATE_FAILED saying what 
 missing, before anything is done on the nodes, and its delete leaves nothing."""
 
 import contextlib
+import functools
+import hashlib
 import json
 import os
+import pathlib
 import subprocess
 import threading
 import time
 
 import pytest
+from ansible_collections.openstack.magnum.plugins.module_utils.labels import version_tuple
 
 from conftest import ApiServer, BIN, REPO, wait_for
 from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
@@ -39,11 +43,14 @@ TEMPLATE = ['--coe', 'kubernetes', '--image', 'debian-12', '--external-network',
             '--network-driver', 'flannel']
 # A real control plane needs more than m1.tiny's 512 MB (infra_docker_flavors); its
 # version is the one the offline directory holds (MAGNUM_K8S_TAG; the driver's default
-# when unset).
+# when unset), and MAGNUM_K8S_LABELS adds labels for what else it holds (e.g.
+# flannel_tag=v0.13.0,flannel_cni_tag=v1.0.0 for a directory with those flannel images).
 REAL = TEMPLATE[:-6] + [
     '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
 if os.environ.get('MAGNUM_K8S_TAG'):
     REAL += ['--labels', 'kube_tag=%s' % os.environ['MAGNUM_K8S_TAG']]
+if os.environ.get('MAGNUM_K8S_LABELS'):
+    REAL += ['--labels', os.environ['MAGNUM_K8S_LABELS']]
 
 
 class Made:
@@ -322,12 +329,17 @@ def test_a_shrink_naming_no_node_picks_the_emptiest_of_the_group_from_the_api(tm
         assert json.loads(out.read_text()) == []
 
 
+@functools.lru_cache(maxsize=None)
 def kubectl_binary():
     """The offline directory's kubectl: its bin/, or a version's (<tag>/bin/) when it holds
     one directory per version."""
     tags = ['', os.environ.get('MAGNUM_K8S_TAG'), UPGRADE_TO, UPGRADE_FROM]
     paths = [os.path.join(ARTIFACTS, tag, 'bin', 'kubectl') for tag in tags if tag is not None]
     return next((path for path in paths if os.path.exists(path)), paths[0])
+
+
+def sha256(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def kubectl(kubeconfig, *args, check=True, stdin=None):
@@ -423,9 +435,9 @@ spec:
 
 def web(replicas, kubelet_version):
     """WEB for a cluster of ``kubelet_version`` (policy/v1 from 1.21, v1beta1 before)."""
-    minor = int(kubelet_version.lstrip('v').split('.')[1])
     return WEB % {'replicas': replicas, 'image': WORKLOAD,
-                  'pdb_api': 'policy/v1' if minor >= 21 else 'policy/v1beta1'}
+                  'pdb_api': 'policy/v1' if version_tuple(kubelet_version) >= (1, 21)
+                  else 'policy/v1beta1'}
 
 
 def run_pod(conf, name, script, node_selector=None):
@@ -529,7 +541,10 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
         kubectl(conf, 'apply', '-f', '-', stdin=web(2, UPGRADE_FROM))
         kubectl(conf, 'rollout', 'status', 'deployment/web', '--timeout=300s')
 
-        available = []
+        # A worker's kubelet binary is replaced only once the worker is cordoned.
+        workers = [name for name, n in ready_nodes(conf).items() if n[0] == 'worker']
+        new_kubelet = sha256(pathlib.Path(ARTIFACTS, UPGRADE_TO, 'bin', 'kubelet'))
+        available, cordoned, early = [], set(), set()
         done = threading.Event()
 
         def watch():
@@ -538,6 +553,14 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
                               'jsonpath={.status.availableReplicas}', check=False)
                 if run.returncode == 0:
                     available.append(int(run.stdout or 0))
+                for worker in workers:
+                    if kubectl(conf, 'get', 'node', worker, '-o',
+                               'jsonpath={.spec.unschedulable}', check=False).stdout == 'true':
+                        cordoned.add(worker)
+                    if worker not in cordoned and on_node(
+                            worker, 'sha256sum', '/usr/local/bin/kubelet').stdout.startswith(
+                            new_kubelet):
+                        early.add(worker)
                 time.sleep(1)
         watcher = threading.Thread(target=watch)
         watcher.start()
@@ -549,6 +572,7 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
             watcher.join()
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
         assert available and min(available) >= 1, available
+        assert cordoned == set(workers) and not early, (cordoned, early)
         versions = set(n[3] for n in ready_nodes(conf).values())
         assert versions == {UPGRADE_TO}, versions
         assert rest.show('k')['cluster_template_id'] == rest.coe(
