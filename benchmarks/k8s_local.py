@@ -66,6 +66,10 @@ def plain_files(work, master_address):
     (work / 'kubeadm.yaml').write_text(yaml.safe_dump_all(
         k8s_config.kubeadm_init(conf, master, master_address), sort_keys=False))
     (work / 'containerd.toml').write_text(k8s_config.containerd_config(conf))
+    # The nodes resolve through Docker's embedded DNS (loopback): as the role does, the
+    # kubelet's resolv.conf names this machine's servers instead.
+    (work / 'resolv.conf').write_text(k8s_config.resolv_conf(
+        conf, 'nameserver 127.0.0.11\n', Path('/etc/resolv.conf').read_text()))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates')))
     values = {'ansible_managed': 'benchmarks/k8s_local.py', 'kubernetes_bin_dir': '/usr/local/bin',
               'kubernetes_conf': conf}

@@ -3,8 +3,8 @@
 # one plain script, no Ansible: the same packages, configuration files (made by the
 # benchmark from the driver's own generators), binaries and images as the driver.
 #
-#   ARTIFACTS=<offline dir> WORK=<dir with containerd.toml, kubeadm.yaml, kubelet.service,
-#   10-kubeadm.conf, flannel.yml> MASTER=<container> WORKERS="<container> ..." plain_kubeadm.sh
+#   ARTIFACTS=<offline dir> WORK=<dir with containerd.toml, resolv.conf, kubeadm.yaml,
+#   kubelet.service, 10-kubeadm.conf, flannel.yml> MASTER=<container> WORKERS="<container> ..." plain_kubeadm.sh
 set -euo pipefail
 : "${ARTIFACTS:?}" "${WORK:?}" "${MASTER:?}" "${WORKERS:=}"
 ADMIN=/etc/kubernetes/admin.conf
@@ -18,6 +18,7 @@ prepare() {
         cp -n /usr/lib/cni/* /opt/cni/bin/ &&
         sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1'
     docker cp "$WORK/containerd.toml" "$node:/etc/containerd/config.toml"
+    docker cp "$WORK/resolv.conf" "$node:/etc/kubernetes/resolv.conf"
     docker exec "$node" systemctl restart containerd
     for bin in kubeadm kubelet kubectl crictl; do
         docker cp "$ARTIFACTS/bin/$bin" "$node:/usr/local/bin/$bin"

@@ -180,6 +180,11 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             assert on_node(node, 'test', '-d', '/etc/kubernetes/manifests').returncode == 0
             assert on_node(node, 'systemctl', 'is-enabled', 'kubelet').stdout.strip() == 'enabled'
             assert on_node(node, 'sysctl', '-n', 'net.ipv4.ip_forward').stdout.strip() == '1'
+            # The kubelet's resolv.conf (CoreDNS's upstream) names no loopback server:
+            # the node's own is Docker's embedded DNS, 127.0.0.11, where CoreDNS would loop.
+            assert 'nameserver 127.0.0.11' in on_node(node, 'cat', '/etc/resolv.conf').stdout
+            resolv = on_node(node, 'cat', '/etc/kubernetes/resolv.conf').stdout
+            assert 'nameserver ' in resolv and 'nameserver 127.' not in resolv, resolv
         # The first master got the cluster's CA as the Kubernetes CA.
         master = [n for n in nodes if on_node(n, 'test', '-e', '/etc/kubernetes/kubeadm.yaml')
                   .returncode == 0]

@@ -250,9 +250,37 @@ def test_the_roles_filters_render_the_node_files_as_text():
         ca_cert_hash='sha256:00'))
     assert join['kind'] == 'JoinConfiguration' and 'controlPlane' not in join
     assert 'SystemdCgroup = true' in filters['k8s_document'](settings, 'containerd')
+    assert filters['k8s_document'](settings, 'resolv', resolv=DOCKER_RESOLV,
+                                   fallback_resolv='nameserver 192.0.2.53') == \
+        'nameserver 192.0.2.53\noptions ndots:0\n'
     with pytest.raises(AnsibleFilterError, match='certificate key'):
         filters['k8s_document'](settings, 'join', node=node, endpoint='10.0.0.5', token='t',
                                 ca_cert_hash='sha256:00')
+
+
+DOCKER_RESOLV = 'nameserver 127.0.0.11\noptions ndots:0\n'
+
+
+def test_the_kubelets_resolv_conf_never_names_a_loopback_server():
+    """CoreDNS forwards to the kubelet's resolv.conf: a loopback server there (Docker's
+    embedded DNS on local nodes, systemd-resolved's stub) is CoreDNS's own loopback, and it
+    stops on its loop check. The template's dns_nameserver wins; loopback servers give way
+    to the controller's; none left is a clear error."""
+    assert k8s.kubelet_config(conf())['resolvConf'] == k8s.RESOLV_CONF
+    controller = 'search lab\nnameserver 127.0.0.53\nnameserver 10.255.255.53\n'
+    assert k8s.resolv_conf(conf(), DOCKER_RESOLV, controller) == \
+        'nameserver 10.255.255.53\noptions ndots:0\n'
+    with_dns = k8s.settings({'labels': {}}, dict(TEMPLATE, dns_nameserver='8.8.8.8'))
+    assert with_dns['dns_nameserver'] == '8.8.8.8'
+    assert k8s.resolv_conf(with_dns, DOCKER_RESOLV, controller).startswith(
+        'nameserver 8.8.8.8\n')
+    dhcp = 'domain openstacklocal\nsearch openstacklocal\nnameserver 10.0.0.2\n' \
+        'nameserver 10.0.0.3\n'
+    assert k8s.resolv_conf(conf(), dhcp, controller) == (
+        'nameserver 10.0.0.2\nnameserver 10.0.0.3\ndomain openstacklocal\n'
+        'search openstacklocal\n')
+    with pytest.raises(Invalid, match=r'loopback only \(127.0.0.11\).*dns_nameserver'):
+        k8s.resolv_conf(conf(), DOCKER_RESOLV, 'nameserver 127.0.0.53\n')
 
 
 def test_kubeconfigs_for_bootstrap_and_cluster_info():

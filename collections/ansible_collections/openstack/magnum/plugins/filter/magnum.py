@@ -43,10 +43,12 @@ def magnum_labels(value):
 
 
 def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=None,
-                 certificate_key=None, ca=None):
+                 certificate_key=None, ca=None, resolv=None, fallback_resolv=None):
     """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
     YAML documents for ``node``), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
-    with a bootstrap ``token`` if given) or ``containerd`` (TOML)."""
+    with a bootstrap ``token`` if given), ``containerd`` (TOML) or ``resolv`` (the
+    kubelet's resolv.conf from the node's ``resolv`` and the controller's
+    ``fallback_resolv``)."""
     import json
     import yaml
     # Plain Python values (Ansible hands over its own str subclasses, which YAML's
@@ -57,6 +59,8 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
     try:
         if kind == 'containerd':
             return k8s_config.containerd_config(conf)
+        if kind == 'resolv':
+            return k8s_config.resolv_conf(conf, str(resolv or ''), str(fallback_resolv or ''))
         if kind == 'init':
             docs = k8s_config.kubeadm_init(conf, node, endpoint)
         elif kind == 'kubeconfig':

@@ -22,6 +22,8 @@ DEFAULT_KUBE_TAG = 'v1.36.0'
 DEFAULT_POD_CIDR = '10.100.0.0/16'
 DEFAULT_SERVICE_CIDR = '10.254.0.0/16'
 UPSTREAM_REGISTRY = 'registry.k8s.io'
+# The kubelet's resolv.conf (resolv_conf), written on every node.
+RESOLV_CONF = '/etc/kubernetes/resolv.conf'
 UPSTREAM_BINARIES = 'https://dl.k8s.io/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
 API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
@@ -128,6 +130,7 @@ def settings(cluster, template, addon_images=None):
             ('controllerManager', 'kubecontroller_options'),
             ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options'))),
         'availability_zone': labels.get('availability_zone') or None,
+        'dns_nameserver': template.get('dns_nameserver') or None,
     }
 
 
@@ -255,10 +258,45 @@ def kubeconfig(endpoint_host, ca_pem, token=None):
 def kubelet_config(conf):
     doc = {'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
            'cgroupDriver': conf['cgroup_driver'], 'failSwapOn': False,
-           'clusterDNS': [conf['dns_service_ip']], 'clusterDomain': conf['dns_domain']}
+           'clusterDNS': [conf['dns_service_ip']], 'clusterDomain': conf['dns_domain'],
+           'resolvConf': RESOLV_CONF}
     if conf['fail_cgroup_v1_field']:
         doc['failCgroupV1'] = False
     return doc
+
+
+def resolv_conf(conf, node_text, controller_text=''):
+    """The resolv.conf (RESOLV_CONF) the kubelet gives pods of dnsPolicy Default, CoreDNS
+    among them (it forwards outside names to these servers): the node's own
+    (``node_text``: systemd-resolved's upstream file where it runs, else /etc/resolv.conf),
+    its search and options kept, with the template's dns_nameserver as the server when it
+    has one. Loopback servers (Docker's embedded DNS 127.0.0.11 on local nodes,
+    systemd-resolved's stub 127.0.0.53) would be each pod's own loopback, and CoreDNS
+    asking itself stops on its loop check: they are replaced by the controller's
+    (``controller_text``) servers that are not loopback."""
+    def servers(text):
+        return [line.split()[1] for line in (text or '').splitlines()
+                if len(line.split()) > 1 and line.split()[0] == 'nameserver']
+
+    def reachable(names):
+        return [n for n in names if not _is_loopback(n)]
+    kept = [line.strip() for line in (node_text or '').splitlines()
+            if line.split() and line.split()[0] in ('search', 'domain', 'options')]
+    chosen = ([conf['dns_nameserver']] if conf.get('dns_nameserver') else
+              reachable(servers(node_text)) or reachable(servers(controller_text)))
+    if not chosen:
+        raise Invalid("No DNS server for the cluster's pods to forward to: the nodes resolve "
+                      "through loopback only (%s) and so does the controller; set the "
+                      "template's dns_nameserver." % (', '.join(servers(node_text)) or 'none'))
+    return ''.join('nameserver %s\n' % name for name in chosen[:3]) + \
+        ''.join(line + '\n' for line in kept)
+
+
+def _is_loopback(name):
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def kube_proxy_config(conf):
