@@ -49,8 +49,8 @@ REAL = TEMPLATE[:-6] + [
     '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
 if os.environ.get('MAGNUM_K8S_TAG'):
     REAL += ['--labels', 'kube_tag=%s' % os.environ['MAGNUM_K8S_TAG']]
-if os.environ.get('MAGNUM_K8S_LABELS'):
-    REAL += ['--labels', os.environ['MAGNUM_K8S_LABELS']]
+for label in filter(None, os.environ.get('MAGNUM_K8S_LABELS', '').split(',')):
+    REAL += ['--labels', label]     # one each: the client splits a lone --labels only
 
 
 class Made:
