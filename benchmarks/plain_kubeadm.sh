@@ -45,7 +45,10 @@ join=$(docker exec "$MASTER" kubeadm token create --print-join-command)
 pids=()
 for node in $WORKERS; do
     # shellcheck disable=SC2086
-    docker exec "$node" $join --ignore-preflight-errors=SystemVerification >/dev/null & pids+=($!)
+    # containerd's socket named, as the driver's JoinConfiguration does (kubeadm before
+    # 1.24 would pick Docker's when a node has both).
+    docker exec "$node" $join --cri-socket unix:///run/containerd/containerd.sock \
+        --ignore-preflight-errors=SystemVerification >/dev/null & pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 docker exec "$MASTER" kubectl --kubeconfig $ADMIN wait node --all --for=condition=Ready --timeout=300s >/dev/null
