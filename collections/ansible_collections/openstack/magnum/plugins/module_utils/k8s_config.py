@@ -131,6 +131,7 @@ def settings(cluster, template, addon_images=None):
             ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options'))),
         'availability_zone': labels.get('availability_zone') or None,
         'dns_nameserver': template.get('dns_nameserver') or None,
+        'resolv_conf': RESOLV_CONF,
     }
 
 
@@ -259,7 +260,7 @@ def kubelet_config(conf):
     doc = {'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
            'cgroupDriver': conf['cgroup_driver'], 'failSwapOn': False,
            'clusterDNS': [conf['dns_service_ip']], 'clusterDomain': conf['dns_domain'],
-           'resolvConf': RESOLV_CONF}
+           'resolvConf': conf['resolv_conf']}
     if conf['fail_cgroup_v1_field']:
         doc['failCgroupV1'] = False
     return doc
