@@ -56,7 +56,8 @@ def docker(*args, check=True):
 
 
 def plain_files(work, master_address):
-    """The files plain_kubeadm.sh installs, from the driver's own generators."""
+    """The files plain_kubeadm.sh installs, from the driver's own generators; returns the
+    settings they were made with."""
     defaults = yaml.safe_load((ROLE / 'defaults/main.yml').read_text())
     conf = k8s_config.settings({'labels': LABELS}, TEMPLATE, {
         'flannel': defaults['kubernetes_flannel_image'],
@@ -77,6 +78,7 @@ def plain_files(work, master_address):
                          ('10-kubeadm.conf', '10-kubeadm.conf.j2'),
                          ('flannel.yml', 'flannel.yml.j2')):
         (work / name).write_text(env.get_template(source).render(**values))
+    return conf
 
 
 def plain(work, artifacts, workers):
@@ -85,7 +87,7 @@ def plain(work, artifacts, workers):
                    '{{.Repository}}:{{.Tag}}').stdout.split()[0]
     docker('network', 'create', '--subnet', PLAIN_SUBNET + '.0/24', PLAIN_NET)
     names = ['plain-master'] + ['plain-node-%d' % i for i in range(workers)]
-    plain_files(work, PLAIN_SUBNET + '.10')
+    conf = plain_files(work, PLAIN_SUBNET + '.10')
     try:
         start = time.monotonic()
         for i, name in enumerate(names):
@@ -97,9 +99,11 @@ def plain(work, artifacts, workers):
             while docker('exec', name, 'systemctl', 'is-system-running', '--wait',
                          check=False).stdout.strip() not in ('running', 'degraded'):
                 time.sleep(0.5)
+        # Workers get the images the driver gives them (not the control plane's).
+        worker_images = k8s_config.artifact_source(conf['kube_tag'], artifacts)['worker_images']
         subprocess.run([str(Path(__file__).parent / 'plain_kubeadm.sh')], check=True, env=dict(
             os.environ, ARTIFACTS=artifacts, WORK=str(work), MASTER=names[0],
-            WORKERS=' '.join(names[1:])))
+            WORKERS=' '.join(names[1:]), WORKER_IMAGES=' '.join(worker_images)))
         return time.monotonic() - start
     finally:
         for name in names:

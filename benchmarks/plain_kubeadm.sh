@@ -4,13 +4,14 @@
 # benchmark from the driver's own generators), binaries and images as the driver.
 #
 #   ARTIFACTS=<offline dir> WORK=<dir with containerd.toml, resolv.conf, kubeadm.yaml,
-#   kubelet.service, 10-kubeadm.conf, flannel.yml> MASTER=<container> WORKERS="<container> ..." plain_kubeadm.sh
+#   kubelet.service, 10-kubeadm.conf, flannel.yml> MASTER=<container> WORKERS="<container> ..."
+#   WORKER_IMAGES="<the image archives workers get> ..." plain_kubeadm.sh
 set -euo pipefail
-: "${ARTIFACTS:?}" "${WORK:?}" "${MASTER:?}" "${WORKERS:=}"
+: "${ARTIFACTS:?}" "${WORK:?}" "${MASTER:?}" "${WORKERS:=}" "${WORKER_IMAGES:?}"
 ADMIN=/etc/kubernetes/admin.conf
 
 prepare() {
-    local node=$1
+    local node=$1 images=$2
     docker exec "$node" sh -c 'apt-get update -q >/dev/null &&
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q containerd runc \
             containernetworking-plugins conntrack iptables socat ethtool ebtables >/dev/null &&
@@ -26,14 +27,15 @@ prepare() {
     docker cp "$WORK/kubelet.service" "$node:/etc/systemd/system/kubelet.service"
     docker cp "$WORK/10-kubeadm.conf" "$node:/etc/systemd/system/kubelet.service.d/10-kubeadm.conf"
     docker exec "$node" sh -c 'systemctl daemon-reload && systemctl enable -q kubelet'
-    for image in "$ARTIFACTS"/images/*.tar; do
+    for image in $images; do
         docker exec -i "$node" ctr -n k8s.io images import - < "$image" >/dev/null
     done
 }
 
 pids=()
-for node in $MASTER $WORKERS; do
-    prepare "$node" & pids+=($!)
+prepare "$MASTER" "$(echo "$ARTIFACTS"/images/*.tar)" & pids+=($!)
+for node in $WORKERS; do
+    prepare "$node" "$WORKER_IMAGES" & pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 

@@ -115,6 +115,9 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
         made.delete_to_nothing()
 
 
+CONTROL_PLANE_STANDIN = 'magnum-test/kube-apiserver:v0.0.0-standin'
+
+
 def standin_artifacts(path):
     """An offline directory laid out as MAGNUM_K8S_ARTIFACTS is, whose binaries are
     stand-ins (no Kubernetes binary can be had here) that say so and fail, and whose
@@ -130,11 +133,16 @@ def standin_artifacts(path):
     (empty / 'marker').write_text('magnum test image\n')
     subprocess.run('tar -C %s -c . | docker import - magnum-test/k8s-standin:1' % empty,
                    shell=True, check=True, capture_output=True)
-    subprocess.run(['docker', 'save', '-o', str(path / 'images' / 'standin.tar'),
-                    'magnum-test/k8s-standin:1'], check=True, capture_output=True)
-    # The tarball is what the test needs: the engine keeps nothing (each import is new).
-    subprocess.run(['docker', 'rmi', 'magnum-test/k8s-standin:1'], check=True,
-                   capture_output=True)
+    # And one named as a control-plane image is, which only masters are given.
+    subprocess.run(['docker', 'tag', 'magnum-test/k8s-standin:1', CONTROL_PLANE_STANDIN],
+                   check=True, capture_output=True)
+    for name, image in (('standin.tar', 'magnum-test/k8s-standin:1'),
+                        ('kube-apiserver.tar', CONTROL_PLANE_STANDIN)):
+        subprocess.run(['docker', 'save', '-o', str(path / 'images' / name), image],
+                       check=True, capture_output=True)
+    # The tarballs are what the test needs: the engine keeps nothing (each import is new).
+    subprocess.run(['docker', 'rmi', 'magnum-test/k8s-standin:1', CONTROL_PLANE_STANDIN],
+                   check=True, capture_output=True)
     return path
 
 
@@ -161,6 +169,10 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             cluster['status_reason'], cluster['status_reason']
         nodes = docker_ls('container', uuid)
         assert len(nodes) == 2
+        # The first master is the one kubeadm init ran on.
+        master = [n for n in nodes if on_node(n, 'test', '-e', '/etc/kubernetes/kubeadm.yaml')
+                  .returncode == 0]
+        assert len(master) == 1
         for node in nodes:
             assert on_node(node, 'cat', '/usr/local/bin/kubelet').stdout == \
                 (offline / 'bin' / 'kubelet').read_text()
@@ -175,6 +187,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
                 '10.100.0.0/16,10.254.0.0/16' in env.stdout, env
             images = on_node(node, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
             assert 'docker.io/magnum-test/k8s-standin:1' in images, images
+            # The control plane's images are the masters' only.
+            assert (('docker.io/' + CONTROL_PLANE_STANDIN) in images) == (node in master), images
             assert on_node(node, 'test', '-x', '/opt/cni/bin/bridge').returncode == 0
             # kubeadm's directory (a worker's join configuration is written there).
             assert on_node(node, 'test', '-d', '/etc/kubernetes/manifests').returncode == 0
@@ -186,9 +200,6 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             resolv = on_node(node, 'cat', '/etc/kubernetes/resolv.conf').stdout
             assert 'nameserver ' in resolv and 'nameserver 127.' not in resolv, resolv
         # The first master got the cluster's CA as the Kubernetes CA.
-        master = [n for n in nodes if on_node(n, 'test', '-e', '/etc/kubernetes/kubeadm.yaml')
-                  .returncode == 0]
-        assert len(master) == 1
         ca = on_node(master[0], 'cat', '/etc/kubernetes/pki/ca.crt').stdout
         assert ca.strip() == rest.coe('ca', 'show', 'k').strip()
         made.delete_to_nothing()

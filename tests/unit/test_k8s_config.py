@@ -1,6 +1,9 @@
 """The Kubernetes driver's pure parts: label -> setting mapping, generated kubeadm,
 kubelet, kube-proxy and containerd configuration, artifact sources, node selection."""
 
+import json
+import tarfile
+
 import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
@@ -208,6 +211,37 @@ def test_artifacts_upstream_or_offline(tmp_path):
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['binaries']['kubeadm'] == \
         str(tmp_path / 'bin' / 'kubeadm')
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['dir'] == str(tmp_path)
+
+
+def docker_archive(path, *tags):
+    """A tarball laid out as `docker save` writes one (only its manifest matters here)."""
+    manifest = path.parent / 'manifest.json'
+    manifest.write_text(json.dumps([{'Config': 'c.json', 'RepoTags': list(tags), 'Layers': []}]))
+    with tarfile.open(path, 'w') as tar:
+        tar.add(manifest, arcname='manifest.json')
+    manifest.unlink()
+    return str(path)
+
+
+def test_workers_are_not_given_the_control_plane_images(tmp_path):
+    (tmp_path / 'bin').mkdir()
+    (tmp_path / 'images').mkdir()
+    for name in k8s.BINARIES:
+        (tmp_path / 'bin' / name).write_text('')
+    images = tmp_path / 'images'
+    control_plane = [docker_archive(images / 'a.tar', 'registry.k8s.io/kube-apiserver:v1.35.2'),
+                     docker_archive(images / 'b.tar', 'mirror.local:5000/k8s/etcd:3.6.5-0',
+                                    'registry.k8s.io/kube-scheduler:v1.35.2')]
+    everyone = [docker_archive(images / 'c.tar', 'registry.k8s.io/kube-proxy:v1.35.2'),
+                docker_archive(images / 'd.tar', 'registry.k8s.io/etcd:3.6.5-0',
+                               'registry.k8s.io/pause:3.10.1'),
+                docker_archive(images / 'e.tar')]
+    (images / 'f.tar').write_text('not an archive')
+    off = k8s.artifact_source('v1.35.2', str(tmp_path))
+    assert off['images'] == sorted(control_plane + everyone + [str(images / 'f.tar')])
+    # An archive with a name workers need, none, or none readable goes to every node.
+    assert off['worker_images'] == everyone + [str(images / 'f.tar')]
+    assert k8s.artifact_source('v1.35.2')['worker_images'] == []
 
 
 def test_shrink_picks_named_then_emptiest_then_highest():

@@ -12,8 +12,10 @@ __metaclass__ = type
 
 import base64
 import ipaddress
+import json
 import os
 import re
+import tarfile
 
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
@@ -27,6 +29,8 @@ RESOLV_CONF = '/etc/kubernetes/resolv.conf'
 UPSTREAM_BINARIES = 'https://dl.k8s.io/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
 API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
+# The images only the control plane's static pods run: workers are not given them.
+CONTROL_PLANE_IMAGES = ('kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'etcd')
 # The oldest release whose kubeadm reads the configuration written here (v1beta2).
 MIN_VERSION = (1, 20)
 # kubeadm's configuration API by release, newest first: v1beta4 from 1.31 (extraArgs as
@@ -355,13 +359,33 @@ def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
             raise Invalid("MAGNUM_K8S_ARTIFACTS=%s is incomplete: %s." % (offline_dir, '; '.join(
                 (['missing bin/' + ', bin/'.join(missing)] if missing else [])
                 + ([] if images else ['no images/*.tar']))))
+        images = [os.path.join(images_dir, f) for f in images]
         return {'mode': 'offline', 'dir': offline_dir,
                 'binaries': dict((b, os.path.join(bin_dir, b)) for b in BINARIES),
-                'images': [os.path.join(images_dir, f) for f in images]}
+                'images': images,
+                'worker_images': [i for i in images if not control_plane_only(archive_tags(i))]}
     return {'mode': 'upstream',
             'binaries': dict((b, UPSTREAM_BINARIES % {'tag': kube_tag, 'arch': arch, 'name': b})
                              for b in BINARIES if b != 'crictl'),
-            'images': []}
+            'images': [], 'worker_images': []}
+
+
+def archive_tags(path):
+    """The image names a docker-archive tarball holds (its manifest.json's RepoTags);
+    none when it is not one."""
+    try:
+        with tarfile.open(path) as tar:
+            manifest = json.load(tar.extractfile('manifest.json'))
+        return [tag for entry in manifest for tag in entry.get('RepoTags') or []]
+    except (tarfile.TarError, KeyError, OSError, ValueError, TypeError, AttributeError):
+        return []
+
+
+def control_plane_only(tags):
+    """Whether every image named is one only the control plane runs (a tarball whose
+    names are unknown is given to every node)."""
+    names = [tag.rsplit('/', 1)[-1].split(':')[0].split('@')[0] for tag in tags]
+    return bool(names) and all(name in CONTROL_PLANE_IMAGES for name in names)
 
 
 def nodes_to_remove(nodes, count, named=None, pods=None):
