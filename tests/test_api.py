@@ -306,6 +306,14 @@ def test_nodegroups(client):
     assert 'default nodegroup' in error_of(
         call(client, 'DELETE', '/v1/clusters/c1/nodegroups/default-worker'), 400)
     call(client, 'DELETE', '/v1/clusters/c1/nodegroups/ng1', expect=204)
+    # The group is DELETE_IN_PROGRESS at once, then gone when its job has run (the
+    # cluster's own status may not have changed yet when the job has not started).
+    shown = call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1')
+    assert shown.status_code == 404 or shown.json['status'] == 'DELETE_IN_PROGRESS', shown.json
+    deadline = time.time() + 90
+    while call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1').status_code != 404:
+        assert time.time() < deadline, 'node group ng1 still there'
+        time.sleep(0.3)
     wait_status(client, 'c1')
     names = [n['name'] for n in call(client, 'GET', '/v1/clusters/c1/nodegroups').json[
         'nodegroups']]

@@ -22,7 +22,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.labels import ver
 
 from conftest import ApiServer, BIN, REPO, wait_for
 from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
-from test_swarm import Rest
+from test_swarm import Playbooks, Rest
 
 ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(
@@ -202,6 +202,16 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         # The first master got the cluster's CA as the Kubernetes CA.
         ca = on_node(master[0], 'cat', '/etc/kubernetes/pki/ca.crt').stdout
         assert ca.strip() == rest.coe('ca', 'show', 'k').strip()
+        # A retry imports what containerd lacks though the archive is there unchanged (a
+        # run that stopped between the copy and the import).
+        worker = [n for n in nodes if n not in master][0]
+        assert on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'rm',
+                       'docker.io/magnum-test/k8s-standin:1').returncode == 0
+        Playbooks(rest.server.db_url, REPO, rest.server.env).playbook(
+            'cluster_create', {'cluster_uuid': uuid}, check=False)
+        assert 'stand-in kubeadm: init' in rest.show('k')['status_reason']
+        images = on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
+        assert 'docker.io/magnum-test/k8s-standin:1' in images, images
         made.delete_to_nothing()
 
 

@@ -242,6 +242,39 @@ def test_workers_are_not_given_the_control_plane_images(tmp_path):
     # An archive with a name workers need, none, or none readable goes to every node.
     assert off['worker_images'] == everyone + [str(images / 'f.tar')]
     assert k8s.artifact_source('v1.35.2')['worker_images'] == []
+    # Each archive's images as containerd names them (what a node is checked for).
+    assert off['image_names'][str(images / 'b.tar')] == [
+        'mirror.local:5000/k8s/etcd:3.6.5-0', 'registry.k8s.io/kube-scheduler:v1.35.2']
+    assert off['image_names'][str(images / 'e.tar')] == []
+
+
+def test_a_node_imports_the_archives_copied_now_and_those_whose_images_it_lacks():
+    names = {'/a/x.tar': ['registry.k8s.io/x:1'], '/a/y.tar': ['registry.k8s.io/y:1'],
+             '/a/z.tar': []}
+
+    def copy(node, archive, changed):
+        return {'item': [node, archive], 'dest': '/i/' + archive[3:], 'changed': changed}
+    copies = [copy('m', '/a/x.tar', False), copy('m', '/a/y.tar', True),
+              copy('m', '/a/z.tar', False), copy('w', '/a/x.tar', False),
+              copy('w', '/a/y.tar', False), copy('w', '/a/z.tar', False)]
+    listings = [{'item': 'm', 'stdout': 'registry.k8s.io/x:1\n'},
+                {'item': 'w', 'stdout': 'registry.k8s.io/x:1\nregistry.k8s.io/y:1\n'}]
+    assert k8s.images_to_import(copies, listings, names) == [
+        {'node': 'm', 'archives': ['/i/y.tar']}]
+    listings[0]['stdout'] = ''
+    assert k8s.images_to_import(copies, listings, names) == [
+        {'node': 'm', 'archives': ['/i/x.tar', '/i/y.tar']}]
+    assert k8s.images_to_import([], [], {}) == []
+
+
+def test_image_names_as_containerd_has_them():
+    assert k8s.image_name('busybox') == 'docker.io/library/busybox:latest'
+    assert k8s.image_name('magnum-test/k8s-standin:1') == 'docker.io/magnum-test/k8s-standin:1'
+    assert k8s.image_name('registry.k8s.io/pause:3.10') == 'registry.k8s.io/pause:3.10'
+    assert k8s.image_name('localhost/x') == 'localhost/x:latest'
+    assert k8s.image_name('mirror.local:5000/a/b:1') == 'mirror.local:5000/a/b:1'
+    assert k8s.image_name('docker.io/flannel/flannel@sha256:ab') == \
+        'docker.io/flannel/flannel@sha256:ab'
 
 
 def test_shrink_picks_named_then_emptiest_then_highest():

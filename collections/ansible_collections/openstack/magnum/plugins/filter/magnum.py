@@ -101,5 +101,6 @@ class FilterModule(object):
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),
+                'k8s_images_to_import': _wrap('k8s_images_to_import', k8s_config.images_to_import),
                 'k8s_health': _wrap('k8s_health', k8s_config.health),
                 'k8s_document': k8s_document}

@@ -360,14 +360,29 @@ def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
                 (['missing bin/' + ', bin/'.join(missing)] if missing else [])
                 + ([] if images else ['no images/*.tar']))))
         images = [os.path.join(images_dir, f) for f in images]
+        names = dict((i, [image_name(tag) for tag in archive_tags(i)]) for i in images)
         return {'mode': 'offline', 'dir': offline_dir,
                 'binaries': dict((b, os.path.join(bin_dir, b)) for b in BINARIES),
                 'images': images,
-                'worker_images': [i for i in images if not control_plane_only(archive_tags(i))]}
+                'worker_images': [i for i in images if not control_plane_only(names[i])],
+                'image_names': names}
     return {'mode': 'upstream',
             'binaries': dict((b, UPSTREAM_BINARIES % {'tag': kube_tag, 'arch': arch, 'name': b})
                              for b in BINARIES if b != 'crictl'),
-            'images': [], 'worker_images': []}
+            'images': [], 'worker_images': [], 'image_names': {}}
+
+
+def image_name(ref):
+    """An image reference as containerd names it (docker's normalisation):
+    ``busybox`` -> ``docker.io/library/busybox:latest``."""
+    first, rest = ref.partition('/')[::2]
+    if not rest or ('.' not in first and ':' not in first and first != 'localhost'):
+        first, rest = 'docker.io', ref
+    if first == 'docker.io' and '/' not in rest:
+        rest = 'library/' + rest
+    if '@' not in rest and ':' not in rest.rpartition('/')[2]:
+        rest += ':latest'
+    return '%s/%s' % (first, rest)
 
 
 def archive_tags(path):
@@ -386,6 +401,23 @@ def control_plane_only(tags):
     names are unknown is given to every node)."""
     names = [tag.rsplit('/', 1)[-1].split(':')[0].split('@')[0] for tag in tags]
     return bool(names) and all(name in CONTROL_PLANE_IMAGES for name in names)
+
+
+def images_to_import(copies, listings, names):
+    """Which image archives each node imports into containerd: those whose copy changed,
+    and those holding an image its containerd lacks (a run that copied them, then stopped
+    before importing). ``copies``: the copy task's results (``item`` [node, archive],
+    ``dest``, ``changed``); ``listings``: each node's image list (``item`` node, ``stdout``
+    ``ctr images ls -q``); ``names``: archive -> image names. Returns
+    ``[{'node': ..., 'archives': [dest, ...]}]`` for the nodes with something to import."""
+    have = dict((r['item'], set((r.get('stdout') or '').split())) for r in listings)
+    plan = {}
+    for copy in copies:
+        node, archive = copy['item'][0], copy['item'][1]
+        wanted = set(names.get(archive) or [])
+        if copy.get('changed') or not wanted <= have.get(node, set()):
+            plan.setdefault(node, []).append(copy['dest'])
+    return [{'node': node, 'archives': archives} for node, archives in plan.items()]
 
 
 def nodes_to_remove(nodes, count, named=None, pods=None):
