@@ -7,6 +7,7 @@ import pytest
 
 from api.app import create_app
 from api.settings import Settings
+from conftest import wait_for
 
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -310,10 +311,8 @@ def test_nodegroups(client):
     # cluster's own status may not have changed yet when the job has not started).
     shown = call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1')
     assert shown.status_code == 404 or shown.json['status'] == 'DELETE_IN_PROGRESS', shown.json
-    deadline = time.time() + 90
-    while call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1').status_code != 404:
-        assert time.time() < deadline, 'node group ng1 still there'
-        time.sleep(0.3)
+    wait_for(lambda: call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1').status_code == 404,
+             timeout=90, interval=0.3)
     wait_status(client, 'c1')
     names = [n['name'] for n in call(client, 'GET', '/v1/clusters/c1/nodegroups').json[
         'nodegroups']]
