@@ -49,8 +49,10 @@ REAL = TEMPLATE[:-6] + [
     '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
 if os.environ.get('MAGNUM_K8S_TAG'):
     REAL += ['--labels', 'kube_tag=%s' % os.environ['MAGNUM_K8S_TAG']]
-for label in filter(None, os.environ.get('MAGNUM_K8S_LABELS', '').split(',')):
-    REAL += ['--labels', label]     # one each: the client splits a lone --labels only
+LABELS = dict(label.split('=', 1) for label in filter(
+    None, os.environ.get('MAGNUM_K8S_LABELS', '').split(',')))
+for label in sorted(LABELS.items()):
+    REAL += ['--labels', '%s=%s' % label]   # one each: the client splits a lone --labels only
 
 
 class Made:
@@ -203,15 +205,27 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         ca = on_node(master[0], 'cat', '/etc/kubernetes/pki/ca.crt').stdout
         assert ca.strip() == rest.coe('ca', 'show', 'k').strip()
         # A retry imports what containerd lacks though the archive is there unchanged (a
-        # run that stopped between the copy and the import).
+        # run that stopped between the push and the import), and pushes again a binary
+        # that is not the controller's (only that one: the others are left as they are).
         worker = [n for n in nodes if n not in master][0]
         assert on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'rm',
                        'docker.io/magnum-test/k8s-standin:1').returncode == 0
+        assert on_node(worker, 'sh', '-c', 'echo other > /usr/local/bin/kubectl').returncode == 0
+        before = dict((n, on_node(n, 'stat', '-c', '%i', '/usr/local/bin/kubelet').stdout)
+                      for n in nodes)
         Playbooks(rest.server.db_url, REPO, rest.server.env).playbook(
             'cluster_create', {'cluster_uuid': uuid}, check=False)
         assert 'stand-in kubeadm: init' in rest.show('k')['status_reason']
         images = on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
         assert 'docker.io/magnum-test/k8s-standin:1' in images, images
+        assert on_node(worker, 'cat', '/usr/local/bin/kubectl').stdout == \
+            (offline / 'bin' / 'kubectl').read_text()
+        for node in nodes:
+            assert on_node(node, 'stat', '-c', '%i', '/usr/local/bin/kubelet').stdout == \
+                before[node], 'an unchanged binary was pushed again to %s' % node
+            leftovers = on_node(node, 'find', '/usr/local/bin', '/var/cache/openstack-magnum',
+                                '-name', '*.magnum-part').stdout
+            assert not leftovers, leftovers
         made.delete_to_nothing()
 
 
@@ -480,6 +494,26 @@ def run_pod(conf, name, script, node_selector=None):
                                                 'jsonpath={.spec.nodeName}')
 
 
+def assert_flannel_backend(conf, node):
+    """The other nodes' pod subnets are routed from ``node`` as the template's flannel
+    backend does it (label flannel_backend; vxlan by default): through the flannel.1
+    VXLAN device, or (host-gw) straight to each node's address."""
+    backend = LABELS.get('flannel_backend', 'vxlan')
+    rows = kubectl(conf, 'get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} '
+                   '{.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}'
+                   '{"\\n"}{end}')
+    routes = on_node(node, 'ip', 'route').stdout
+    for name, cidr, address in (line.split() for line in rows.splitlines()):
+        if name == node:
+            continue
+        route = [line for line in routes.splitlines() if line.startswith(cidr + ' ')]
+        assert route, 'no route to %s pods (%s) on %s:\n%s' % (name, cidr, node, routes)
+        if backend == 'host-gw':
+            assert 'via %s ' % address in route[0] and 'flannel.1' not in route[0], route
+        else:
+            assert 'dev flannel.1' in route[0], route
+
+
 @needs_artifacts
 def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
     """create 1 master + 2 workers -> cluster config -> nodes Ready with the role and node
@@ -515,6 +549,7 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
                          'wget -qO- http://web.default.svc.cluster.local; done')
         answered = set(out.split())
         assert len(answered) >= 2, out       # the Service spreads over pods on both workers
+        assert_flannel_backend(conf, workers[0])
 
         rest.coe('nodegroup', 'create', 'k', 'tests', '--role', 'test', '--node-count', '1')
         wait_for(lambda: 'IN_PROGRESS' not in rest.coe('nodegroup', 'show', 'k', 'tests',

@@ -248,23 +248,46 @@ def test_workers_are_not_given_the_control_plane_images(tmp_path):
     assert off['image_names'][str(images / 'e.tar')] == []
 
 
-def test_a_node_imports_the_archives_copied_now_and_those_whose_images_it_lacks():
+def test_masters_are_given_every_archive_and_workers_not_the_control_planes():
+    artifacts = {'images': ['/a/images/etcd.tar', '/a/images/pause.tar'],
+                 'worker_images': ['/a/images/pause.tar']}
+    binaries = {'kubelet': '/a/bin/kubelet', 'crictl': '/a/bin/crictl'}
+    got = k8s.node_files(['m', 'w'], ['m'], binaries, artifacts, '/usr/local/bin', '/var/i')
+    assert got == [
+        {'node': 'm', 'files': [
+            {'src': '/a/bin/crictl', 'dest': '/usr/local/bin/crictl', 'mode': '0755'},
+            {'src': '/a/bin/kubelet', 'dest': '/usr/local/bin/kubelet', 'mode': '0755'},
+            {'src': '/a/images/etcd.tar', 'dest': '/var/i/etcd.tar', 'mode': '0644'},
+            {'src': '/a/images/pause.tar', 'dest': '/var/i/pause.tar', 'mode': '0644'}]},
+        {'node': 'w', 'files': [
+            {'src': '/a/bin/crictl', 'dest': '/usr/local/bin/crictl', 'mode': '0755'},
+            {'src': '/a/bin/kubelet', 'dest': '/usr/local/bin/kubelet', 'mode': '0755'},
+            {'src': '/a/images/pause.tar', 'dest': '/var/i/pause.tar', 'mode': '0644'}]}]
+    assert k8s.node_files([], ['m'], {}, artifacts, '/b', '/i') == []
+
+
+def test_a_node_imports_the_archives_pushed_now_and_those_whose_images_it_lacks():
     names = {'/a/x.tar': ['registry.k8s.io/x:1'], '/a/y.tar': ['registry.k8s.io/y:1'],
              '/a/z.tar': []}
 
-    def copy(node, archive, changed):
-        return {'item': [node, archive], 'dest': '/i/' + archive[3:], 'changed': changed}
-    copies = [copy('m', '/a/x.tar', False), copy('m', '/a/y.tar', True),
-              copy('m', '/a/z.tar', False), copy('w', '/a/x.tar', False),
-              copy('w', '/a/y.tar', False), copy('w', '/a/z.tar', False)]
+    def entry(node, *srcs):
+        return {'node': node, 'files': [{'src': s, 'dest': '/i/' + s[3:]} for s in srcs]}
+    # kubelet is not an archive: never imported.
+    wanted = [entry('m', '/a/kubelet', '/a/x.tar', '/a/y.tar', '/a/z.tar'),
+              entry('w', '/a/kubelet', '/a/x.tar', '/a/y.tar', '/a/z.tar')]
+    pushed = [entry('m', '/a/kubelet', '/a/y.tar'), entry('w', '/a/kubelet')]
     listings = [{'item': 'm', 'stdout': 'registry.k8s.io/x:1\n'},
                 {'item': 'w', 'stdout': 'registry.k8s.io/x:1\nregistry.k8s.io/y:1\n'}]
-    assert k8s.images_to_import(copies, listings, names) == [
+    assert k8s.images_to_import(wanted, pushed, listings, names) == [
         {'node': 'm', 'archives': ['/i/y.tar']}]
+    # Pushed before, never imported: containerd lacks x.
     listings[0]['stdout'] = ''
-    assert k8s.images_to_import(copies, listings, names) == [
+    assert k8s.images_to_import(wanted, pushed, listings, names) == [
         {'node': 'm', 'archives': ['/i/x.tar', '/i/y.tar']}]
-    assert k8s.images_to_import([], [], {}) == []
+    # An archive of unknown names is imported when pushed, only then.
+    assert k8s.images_to_import(wanted[1:], [entry('w', '/a/z.tar')], listings[1:], names) == [
+        {'node': 'w', 'archives': ['/i/z.tar']}]
+    assert k8s.images_to_import([], [], [], {}) == []
 
 
 def test_image_names_as_containerd_has_them():

@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    baremetal, cloud, drivers, images, k8s_config, labels, local_nodes)
+    baremetal, cloud, drivers, images, k8s_config, labels, local_nodes, node_files)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -101,6 +101,9 @@ class FilterModule(object):
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),
+                'k8s_node_files': _wrap('k8s_node_files', k8s_config.node_files),
+                'node_files_to_push': _wrap('node_files_to_push', node_files.files_to_push),
+                'node_push_command': _wrap('node_push_command', node_files.push_command),
                 'k8s_images_to_import': _wrap('k8s_images_to_import', k8s_config.images_to_import),
                 'k8s_health': _wrap('k8s_health', k8s_config.health),
                 'k8s_document': k8s_document}

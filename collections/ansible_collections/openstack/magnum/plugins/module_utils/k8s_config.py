@@ -403,21 +403,39 @@ def control_plane_only(tags):
     return bool(names) and all(name in CONTROL_PLANE_IMAGES for name in names)
 
 
-def images_to_import(copies, listings, names):
-    """Which image archives each node imports into containerd: those whose copy changed,
-    and those holding an image its containerd lacks (a run that copied them, then stopped
-    before importing). ``copies``: the copy task's results (``item`` [node, archive],
-    ``dest``, ``changed``); ``listings``: each node's image list (``item`` node, ``stdout``
-    ``ctr images ls -q``); ``names``: archive -> image names. Returns
+def node_files(nodes, masters, binaries, artifacts, bin_dir, images_dir):
+    """What each node is given from the controller: ``binaries`` (name -> path on the
+    controller) in ``bin_dir``, and the image archives of ``artifacts`` (``k8s_artifacts``)
+    in ``images_dir`` — all of them on ``masters``, the ``worker_images`` elsewhere.
+    Returns ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``."""
+    def files(archives):
+        return ([{'src': src, 'dest': '%s/%s' % (bin_dir, name), 'mode': '0755'}
+                 for name, src in sorted(binaries.items())]
+                + [{'src': src, 'dest': '%s/%s' % (images_dir, os.path.basename(src)),
+                    'mode': '0644'} for src in archives])
+    return [{'node': node, 'files': files(artifacts['images'] if node in masters
+                                          else artifacts['worker_images'])}
+            for node in nodes]
+
+
+def images_to_import(wanted, pushed, listings, names):
+    """Which image archives each node imports into containerd: those pushed to it now,
+    and those holding an image its containerd lacks (a run that pushed them, then stopped
+    before importing). ``wanted`` / ``pushed``: ``[{'node', 'files': [{'src', 'dest'}]}]``
+    (``node_files``, and what ``files_to_push`` found different); ``listings``: each node's
+    image list (``item`` node, ``stdout`` ``ctr images ls -q``); ``names``: archive ->
+    image names (the files that are not archives are not in it). Returns
     ``[{'node': ..., 'archives': [dest, ...]}]`` for the nodes with something to import."""
     have = dict((r['item'], set((r.get('stdout') or '').split())) for r in listings)
-    plan = {}
-    for copy in copies:
-        node, archive = copy['item'][0], copy['item'][1]
-        wanted = set(names.get(archive) or [])
-        if copy.get('changed') or not wanted <= have.get(node, set()):
-            plan.setdefault(node, []).append(copy['dest'])
-    return [{'node': node, 'archives': archives} for node, archives in plan.items()]
+    fresh = set((entry['node'], f['src']) for entry in pushed for f in entry['files'])
+    plan = []
+    for entry in wanted:
+        node = entry['node']
+        archives = [f['dest'] for f in entry['files'] if f['src'] in names and (
+            (node, f['src']) in fresh or not set(names[f['src']]) <= have.get(node, set()))]
+        if archives:
+            plan.append({'node': node, 'archives': archives})
+    return plan
 
 
 def nodes_to_remove(nodes, count, named=None, pods=None):

@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Large files the controller gives a cluster's nodes (binaries, image archives): which
+ones a node lacks or has in another version (by SHA-1, as Ansible's copy compares them),
+and the command that pushes them to one node with OpenSSH's scp, reaching it as Ansible
+does (its inventory's address, port, user, key and SSH arguments).
+
+Ansible's copy goes one file after the other on one node after the other; these commands
+run as one asynchronous job per node, every node at once."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import posixpath
+import shlex
+
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+# Where a file is written before it is renamed over the old one (a binary in use, such
+# as a running kubelet, cannot be written in place).
+PART_SUFFIX = '.magnum-part'
+
+
+def parse_sums(text):
+    """``sha1sum`` output -> {path: checksum} (missing files print nothing)."""
+    sums = {}
+    for line in (text or '').splitlines():
+        checksum, sep, path = line.partition('  ')
+        if sep and checksum and path:
+            sums[path] = checksum
+    return sums
+
+
+def files_to_push(wanted, local_sums, node_sums):
+    """The files each node lacks or has in another version. ``wanted``:
+    ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``; ``local_sums``: ``sha1sum`` of
+    the sources on the controller; ``node_sums``: the looped ``sha1sum`` of each node's
+    destinations (``item``: the node, or its entry of ``wanted``; ``stdout``). Returns
+    the entries of ``wanted`` with something to push, with only those files."""
+    local = parse_sums(local_sums)
+    remote = dict((r['item']['node'] if isinstance(r['item'], dict) else r['item'],
+                   parse_sums(r.get('stdout'))) for r in node_sums)
+    plan = []
+    for entry in wanted:
+        have = remote.get(entry['node'], {})
+        files = []
+        for f in entry['files']:
+            if f['src'] not in local:
+                raise Invalid('%s is not on the controller (or could not be read).' % f['src'])
+            if have.get(f['dest']) != local[f['src']]:
+                files.append(f)
+        if files:
+            plan.append({'node': entry['node'], 'files': files})
+    return plan
+
+
+def _ssh_options(host_vars):
+    """What ssh and scp are both given for a node (its key, its common SSH arguments);
+    never a prompt."""
+    opts = ['-o', 'BatchMode=yes']
+    key = host_vars.get('ansible_ssh_private_key_file') or host_vars.get(
+        'ansible_private_key_file')
+    if key:
+        opts += ['-i', str(key)]
+    return opts + shlex.split(str(host_vars.get('ansible_ssh_common_args') or ''))
+
+
+def push_command(host_vars, files):
+    """The argv of a controller command that writes ``files`` ({src, dest, mode}) to the
+    node reached through ``host_vars`` (its Ansible inventory variables: ansible_host,
+    ansible_port, ansible_user, ansible_ssh_private_key_file, ansible_ssh_common_args,
+    ansible_ssh_extra_args, ansible_scp_extra_args): each file copied beside its
+    destination, then all given their mode and renamed over the old ones together."""
+    host = str(host_vars.get('ansible_host') or host_vars.get('inventory_hostname') or '')
+    if not host:
+        raise Invalid('push_command: the node has no address (ansible_host).')
+    if not files:
+        raise Invalid('push_command: no files to push to %s.' % host)
+    user = host_vars.get('ansible_user')
+    port = str(host_vars.get('ansible_port') or 22)
+    target = ('%s@' % user if user else '') + host
+    scp_target = ('%s@' % user if user else '') + ('[%s]' % host if ':' in host else host)
+    common = _ssh_options(host_vars)
+    ssh = ['ssh'] + common + ['-p', port] + shlex.split(
+        str(host_vars.get('ansible_ssh_extra_args') or ''))
+    scp = ['scp', '-q'] + common + ['-P', port] + shlex.split(
+        str(host_vars.get('ansible_scp_extra_args') or ''))
+    steps = []
+    moves = []
+    for f in files:
+        dest = str(f['dest'])
+        if not posixpath.isabs(dest):
+            raise Invalid('push_command: %s is not an absolute path.' % dest)
+        part = dest + PART_SUFFIX
+        steps.append(scp + [str(f['src']), '%s:%s' % (scp_target, part)])
+        moves.append('chmod %s %s && mv -f %s %s' % (
+            shlex.quote(str(f.get('mode') or '0644')), shlex.quote(part), shlex.quote(part),
+            shlex.quote(dest)))
+    steps.append(ssh + [target, ' && '.join(moves)])
+    script = ' && '.join(' '.join(shlex.quote(arg) for arg in step) for step in steps)
+    return ['/bin/sh', '-c', script]

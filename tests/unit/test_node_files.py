@@ -1,0 +1,80 @@
+"""Which files the controller pushes to which node, and the scp/ssh command that does it
+(the command itself runs against real nodes in test_kubernetes.py's node preparation)."""
+
+import shlex
+
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import node_files
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+
+def steps_of(argv):
+    """The commands of a ``/bin/sh -c 'a && b'`` argv, each as its argv."""
+    assert argv[:2] == ['/bin/sh', '-c']
+    steps = [[]]
+    for token in shlex.split(argv[2]):
+        if token == '&&':
+            steps.append([])
+        else:
+            steps[-1].append(token)
+    return steps
+
+
+WANTED = [{'node': 'm', 'files': [{'src': '/a/kubelet', 'dest': '/b/kubelet', 'mode': '0755'},
+                                  {'src': '/a/x.tar', 'dest': '/i/x.tar', 'mode': '0644'}]},
+          {'node': 'w', 'files': [{'src': '/a/kubelet', 'dest': '/b/kubelet', 'mode': '0755'}]}]
+LOCAL = '1111  /a/kubelet\n2222  /a/x.tar\n'
+
+
+def test_sha1sum_output_is_read_by_path():
+    assert node_files.parse_sums('ab  /x y\ncd  /z\n\ngarbage\n') == {'/x y': 'ab', '/z': 'cd'}
+    assert node_files.parse_sums(None) == {}
+
+
+def test_only_missing_or_different_files_are_pushed():
+    node_sums = [{'item': WANTED[0], 'stdout': '1111  /b/kubelet\n9999  /i/x.tar\n'},
+                 {'item': 'w', 'stdout': ''}]
+    assert node_files.files_to_push(WANTED, LOCAL, node_sums) == [
+        {'node': 'm', 'files': [WANTED[0]['files'][1]]}, WANTED[1]]
+    # Everything in place: nothing to push (a second run changes nothing).
+    same = [{'item': 'm', 'stdout': '1111  /b/kubelet\n2222  /i/x.tar\n'},
+            {'item': 'w', 'stdout': '1111  /b/kubelet\n'}]
+    assert node_files.files_to_push(WANTED, LOCAL, same) == []
+
+
+def test_a_source_the_controller_could_not_checksum_is_named():
+    with pytest.raises(Invalid, match='/a/x.tar is not on the controller'):
+        node_files.files_to_push(WANTED, '1111  /a/kubelet\n', [])
+
+
+def test_the_push_reaches_the_node_as_ansible_does_and_renames_at_the_end():
+    host = {'ansible_host': '10.0.0.5', 'ansible_user': 'root', 'ansible_port': 2222,
+            'ansible_ssh_private_key_file': '/k/id key',
+            'ansible_ssh_common_args': '-o StrictHostKeyChecking=no -o ConnectTimeout=10',
+            'ansible_scp_extra_args': '-l 8000'}
+    steps = steps_of(node_files.push_command(host, WANTED[0]['files']))
+    options = ['-o', 'BatchMode=yes', '-i', '/k/id key', '-o', 'StrictHostKeyChecking=no',
+               '-o', 'ConnectTimeout=10']
+    assert steps[0] == ['scp', '-q'] + options + ['-P', '2222', '-l', '8000', '/a/kubelet',
+                                                  'root@10.0.0.5:/b/kubelet.magnum-part']
+    assert steps[1][-2:] == ['/a/x.tar', 'root@10.0.0.5:/i/x.tar.magnum-part']
+    assert steps[2][:-1] == ['ssh'] + options + ['-p', '2222', 'root@10.0.0.5']
+    assert steps[2][-1] == ('chmod 0755 /b/kubelet.magnum-part && mv -f /b/kubelet.magnum-part '
+                            '/b/kubelet && chmod 0644 /i/x.tar.magnum-part && mv -f '
+                            '/i/x.tar.magnum-part /i/x.tar')
+
+
+def test_an_ipv6_node_is_bracketed_for_scp_only():
+    steps = steps_of(node_files.push_command({'ansible_host': 'fd00::5'}, WANTED[1]['files']))
+    assert steps[0][-1] == '[fd00::5]:/b/kubelet.magnum-part'
+    assert steps[1][-2] == 'fd00::5' and '-p' in steps[1]
+
+
+def test_a_push_without_an_address_or_files_or_to_a_relative_path_is_refused():
+    with pytest.raises(Invalid, match='no address'):
+        node_files.push_command({}, WANTED[1]['files'])
+    with pytest.raises(Invalid, match='no files'):
+        node_files.push_command({'ansible_host': 'h'}, [])
+    with pytest.raises(Invalid, match='not an absolute path'):
+        node_files.push_command({'ansible_host': 'h'}, [{'src': '/a', 'dest': 'b'}])
