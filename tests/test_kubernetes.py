@@ -226,6 +226,9 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             leftovers = on_node(node, 'find', '/usr/local/bin', '/var/cache/openstack-magnum',
                                 '-name', '*.magnum-part').stdout
             assert not leftovers, leftovers
+            # The asynchronous jobs' results were removed once waited for.
+            jobs = on_node(node, 'sh', '-c', 'ls -A ~/.ansible_async 2>/dev/null').stdout
+            assert not jobs, jobs
         made.delete_to_nothing()
 
 

@@ -34,12 +34,12 @@ def test_sha1sum_output_is_read_by_path():
 
 def test_only_missing_or_different_files_are_pushed():
     node_sums = [{'item': WANTED[0], 'stdout': '1111  /b/kubelet\n9999  /i/x.tar\n'},
-                 {'item': 'w', 'stdout': ''}]
+                 {'item': WANTED[1], 'stdout': ''}]
     assert node_files.files_to_push(WANTED, LOCAL, node_sums) == [
         {'node': 'm', 'files': [WANTED[0]['files'][1]]}, WANTED[1]]
     # Everything in place: nothing to push (a second run changes nothing).
-    same = [{'item': 'm', 'stdout': '1111  /b/kubelet\n2222  /i/x.tar\n'},
-            {'item': 'w', 'stdout': '1111  /b/kubelet\n'}]
+    same = [{'item': WANTED[0], 'stdout': '1111  /b/kubelet\n2222  /i/x.tar\n'},
+            {'item': WANTED[1], 'stdout': '1111  /b/kubelet\n'}]
     assert node_files.files_to_push(WANTED, LOCAL, same) == []
 
 

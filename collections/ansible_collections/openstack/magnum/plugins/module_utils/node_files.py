@@ -35,12 +35,11 @@ def parse_sums(text):
 def files_to_push(wanted, local_sums, node_sums):
     """The files each node lacks or has in another version. ``wanted``:
     ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``; ``local_sums``: ``sha1sum`` of
-    the sources on the controller; ``node_sums``: the looped ``sha1sum`` of each node's
-    destinations (``item``: the node, or its entry of ``wanted``; ``stdout``). Returns
-    the entries of ``wanted`` with something to push, with only those files."""
+    the sources on the controller; ``node_sums``: the ``sha1sum`` of each node's
+    destinations, looped over ``wanted`` (``item``: the node's entry; ``stdout``).
+    Returns the entries of ``wanted`` with something to push, with only those files."""
     local = parse_sums(local_sums)
-    remote = dict((r['item']['node'] if isinstance(r['item'], dict) else r['item'],
-                   parse_sums(r.get('stdout'))) for r in node_sums)
+    remote = dict((r['item']['node'], parse_sums(r.get('stdout'))) for r in node_sums)
     plan = []
     for entry in wanted:
         have = remote.get(entry['node'], {})
