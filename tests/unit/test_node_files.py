@@ -56,10 +56,13 @@ def test_the_push_reaches_the_node_as_ansible_does_and_renames_at_the_end():
     steps = steps_of(node_files.push_command(host, WANTED[0]['files']))
     options = ['-o', 'BatchMode=yes', '-i', '/k/id key', '-o', 'StrictHostKeyChecking=no',
                '-o', 'ConnectTimeout=10']
+    ssh = ['ssh'] + options + ['-p', '2222', 'root@10.0.0.5']
+    # The destinations' directories first (each once).
+    assert steps.pop(0) == ssh + ['mkdir -p /b /i']
     assert steps[0] == ['scp', '-q'] + options + ['-P', '2222', '-l', '8000', '/a/kubelet',
                                                   'root@10.0.0.5:/b/kubelet.magnum-part']
     assert steps[1][-2:] == ['/a/x.tar', 'root@10.0.0.5:/i/x.tar.magnum-part']
-    assert steps[2][:-1] == ['ssh'] + options + ['-p', '2222', 'root@10.0.0.5']
+    assert steps[2][:-1] == ssh
     assert steps[2][-1] == ('chmod 0755 /b/kubelet.magnum-part && mv -f /b/kubelet.magnum-part '
                             '/b/kubelet && chmod 0644 /i/x.tar.magnum-part && mv -f '
                             '/i/x.tar.magnum-part /i/x.tar')
@@ -67,8 +70,9 @@ def test_the_push_reaches_the_node_as_ansible_does_and_renames_at_the_end():
 
 def test_an_ipv6_node_is_bracketed_for_scp_only():
     steps = steps_of(node_files.push_command({'ansible_host': 'fd00::5'}, WANTED[1]['files']))
-    assert steps[0][-1] == '[fd00::5]:/b/kubelet.magnum-part'
-    assert steps[1][-2] == 'fd00::5' and '-p' in steps[1]
+    assert steps[1][-1] == '[fd00::5]:/b/kubelet.magnum-part'
+    assert steps[0][-2:] == ['fd00::5', 'mkdir -p /b'] and '-p' in steps[0]
+    assert steps[2][-2] == 'fd00::5'
 
 
 def test_a_push_without_an_address_or_files_or_to_a_relative_path_is_refused():

@@ -69,8 +69,9 @@ def push_command(host_vars, files):
     """The argv of a controller command that writes ``files`` ({src, dest, mode}) to the
     node reached through ``host_vars`` (its Ansible inventory variables: ansible_host,
     ansible_port, ansible_user, ansible_ssh_private_key_file, ansible_ssh_common_args,
-    ansible_ssh_extra_args, ansible_scp_extra_args): each file copied beside its
-    destination, then all given their mode and renamed over the old ones together."""
+    ansible_ssh_extra_args, ansible_scp_extra_args): the destinations' directories made,
+    each file copied beside its destination, then all given their mode and renamed over
+    the old ones together."""
     host = str(host_vars.get('ansible_host') or host_vars.get('inventory_hostname') or '')
     if not host:
         raise Invalid('push_command: the node has no address (ansible_host).')
@@ -87,15 +88,19 @@ def push_command(host_vars, files):
         str(host_vars.get('ansible_scp_extra_args') or ''))
     steps = []
     moves = []
+    dirs = []
     for f in files:
         dest = str(f['dest'])
         if not posixpath.isabs(dest):
             raise Invalid('push_command: %s is not an absolute path.' % dest)
+        if posixpath.dirname(dest) not in dirs:
+            dirs.append(posixpath.dirname(dest))
         part = dest + PART_SUFFIX
         steps.append(scp + [str(f['src']), '%s:%s' % (scp_target, part)])
         moves.append('chmod %s %s && mv -f %s %s' % (
             shlex.quote(str(f.get('mode') or '0644')), shlex.quote(part), shlex.quote(part),
             shlex.quote(dest)))
+    steps.insert(0, ssh + [target, 'mkdir -p ' + ' '.join(shlex.quote(d) for d in dirs)])
     steps.append(ssh + [target, ' && '.join(moves)])
     script = ' && '.join(' '.join(shlex.quote(arg) for arg in step) for step in steps)
     return ['/bin/sh', '-c', script]
