@@ -32,15 +32,16 @@ from swarm_local import Api, add_one, create, delete_all, report
 
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / 'collections'))
-from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config  # noqa: E402
+from ansible_collections.openstack.magnum.plugins.module_utils import (  # noqa: E402
+    k8s_config, labels)
 
 ROLE = TOP / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
 TEMPLATE = {'name': 'bench', 'coe': 'kubernetes', 'image_id': 'debian-12',
             'external_network_id': 'public', 'keypair_id': 'default', 'flavor_id': 'm1.small',
             'master_flavor_id': 'm1.medium', 'network_driver': 'flannel'}
-LABELS = dict(item.split('=', 1) for item in filter(None, (
-    ['kube_tag=' + os.environ['MAGNUM_K8S_TAG']] if os.environ.get('MAGNUM_K8S_TAG') else [])
-    + os.environ.get('MAGNUM_K8S_LABELS', '').split(',')))
+LABELS = labels.parse(os.environ.get('MAGNUM_K8S_LABELS'))
+if os.environ.get('MAGNUM_K8S_TAG'):
+    LABELS['kube_tag'] = os.environ['MAGNUM_K8S_TAG']
 TEMPLATE['labels'] = LABELS
 PLAIN_NET, PLAIN_SUBNET = 'magnum-bench-plain', '10.213.0'
 # The way the docker provider runs a node (roles/infra_docker/tasks/converge.yml), with

@@ -18,7 +18,8 @@ import threading
 import time
 
 import pytest
-from ansible_collections.openstack.magnum.plugins.module_utils.labels import version_tuple
+from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
+    parse as parse_labels, version_tuple)
 
 from conftest import ApiServer, BIN, REPO, wait_for
 from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
@@ -49,8 +50,7 @@ REAL = TEMPLATE[:-6] + [
     '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
 if os.environ.get('MAGNUM_K8S_TAG'):
     REAL += ['--labels', 'kube_tag=%s' % os.environ['MAGNUM_K8S_TAG']]
-LABELS = dict(label.split('=', 1) for label in filter(
-    None, os.environ.get('MAGNUM_K8S_LABELS', '').split(',')))
+LABELS = parse_labels(os.environ.get('MAGNUM_K8S_LABELS'))
 for label in sorted(LABELS.items()):
     REAL += ['--labels', '%s=%s' % label]   # one each: the client splits a lone --labels only
 

@@ -266,6 +266,14 @@ def test_masters_are_given_every_archive_and_workers_not_the_control_planes():
     assert k8s.node_files([], ['m'], {}, artifacts, '/b', '/i') == []
 
 
+def test_a_rolling_upgrades_batch_is_given_only_the_binaries_named():
+    got = k8s.binary_files(['m', 'w'], {'kubelet': '/a/v2/bin/kubelet'}, '/usr/local/bin')
+    assert got == [
+        {'node': node, 'files': [
+            {'src': '/a/v2/bin/kubelet', 'dest': '/usr/local/bin/kubelet', 'mode': '0755'}]}
+        for node in ('m', 'w')]
+
+
 def test_a_node_imports_the_archives_pushed_now_and_those_whose_images_it_lacks():
     names = {'/a/x.tar': ['registry.k8s.io/x:1'], '/a/y.tar': ['registry.k8s.io/y:1'],
              '/a/z.tar': []}

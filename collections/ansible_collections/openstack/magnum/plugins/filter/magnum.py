@@ -102,6 +102,7 @@ class FilterModule(object):
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),
                 'k8s_node_files': _wrap('k8s_node_files', k8s_config.node_files),
+                'k8s_binary_files': _wrap('k8s_binary_files', k8s_config.binary_files),
                 'node_files_to_push': _wrap('node_files_to_push', node_files.files_to_push),
                 'node_push_command': _wrap('node_push_command', node_files.push_command),
                 'k8s_images_to_import': _wrap('k8s_images_to_import', k8s_config.images_to_import),

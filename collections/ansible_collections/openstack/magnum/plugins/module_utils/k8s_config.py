@@ -403,19 +403,28 @@ def control_plane_only(tags):
     return bool(names) and all(name in CONTROL_PLANE_IMAGES for name in names)
 
 
+def _binaries(binaries, bin_dir):
+    return [{'src': src, 'dest': '%s/%s' % (bin_dir, name), 'mode': '0755'}
+            for name, src in sorted(binaries.items())]
+
+
+def binary_files(nodes, binaries, bin_dir):
+    """The ``binaries`` (name -> path on the controller) each node is given, in
+    ``bin_dir``. Returns ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``."""
+    return [{'node': node, 'files': _binaries(binaries, bin_dir)} for node in nodes]
+
+
 def node_files(nodes, masters, binaries, artifacts, bin_dir, images_dir):
     """What each node is given from the controller: ``binaries`` (name -> path on the
     controller) in ``bin_dir``, and the image archives of ``artifacts`` (``k8s_artifacts``)
     in ``images_dir`` — all of them on ``masters``, the ``worker_images`` elsewhere.
     Returns ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``."""
-    def files(archives):
-        return ([{'src': src, 'dest': '%s/%s' % (bin_dir, name), 'mode': '0755'}
-                 for name, src in sorted(binaries.items())]
-                + [{'src': src, 'dest': '%s/%s' % (images_dir, os.path.basename(src)),
-                    'mode': '0644'} for src in archives])
-    return [{'node': node, 'files': files(artifacts['images'] if node in masters
-                                          else artifacts['worker_images'])}
-            for node in nodes]
+    def archives(node):
+        return [{'src': src, 'dest': '%s/%s' % (images_dir, os.path.basename(src)),
+                 'mode': '0644'}
+                for src in artifacts['images' if node in masters else 'worker_images']]
+    return [{'node': entry['node'], 'files': entry['files'] + archives(entry['node'])}
+            for entry in binary_files(nodes, binaries, bin_dir)]
 
 
 def images_to_import(wanted, pushed, listings, names):
