@@ -120,15 +120,19 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
 CONTROL_PLANE_STANDIN = 'magnum-test/kube-apiserver:v0.0.0-standin'
 
 
+def standin_binary(path, name):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('#!/bin/sh\necho "stand-in %s: $*" >&2\nexit 1\n' % name)
+    path.chmod(0o755)
+    return path
+
+
 def standin_artifacts(path):
     """An offline directory laid out as MAGNUM_K8S_ARTIFACTS is, whose binaries are
     stand-ins (no Kubernetes binary can be had here) that say so and fail, and whose
     image is a real docker-archive tarball."""
-    (path / 'bin').mkdir(parents=True)
     for name in ('kubeadm', 'kubelet', 'kubectl', 'crictl'):
-        script = path / 'bin' / name
-        script.write_text('#!/bin/sh\necho "stand-in %s: $*" >&2\nexit 1\n' % name)
-        script.chmod(0o755)
+        standin_binary(path / 'bin' / name, name)
     (path / 'images').mkdir()
     empty = path / 'empty'
     empty.mkdir()
@@ -229,6 +233,93 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             # The asynchronous jobs' results were removed once waited for.
             jobs = on_node(node, 'sh', '-c', 'ls -A ~/.ansible_async 2>/dev/null').stdout
             assert not jobs, jobs
+        made.delete_to_nothing()
+
+
+def with_sha256(path):
+    """Publish ``path``'s SHA-256 beside it, as dl.k8s.io and cri-tools do."""
+    path.with_name(path.name + '.sha256').write_text(
+        hashlib.sha256(path.read_bytes()).hexdigest() + '\n')
+    return path
+
+
+@contextlib.contextmanager
+def http_mirror(root):
+    """``root`` served over HTTP on the loopback; yields (base URL, paths requested)."""
+    import http.server
+    requested = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args):
+            requested.append(self.path)
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield 'http://127.0.0.1:%d' % server.server_address[1], requested
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.skipif(bool(ARTIFACTS), reason='MAGNUM_K8S_ARTIFACTS is set: artifacts are there')
+def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_path):
+    """Without an offline directory the binaries are downloaded, here from mirrors of
+    dl.k8s.io and cri-tools' releases (MAGNUM_K8S_DOWNLOAD_URL, MAGNUM_K8S_CRICTL_URL)
+    served over real HTTP: a file that does not match its published SHA-256 fails the
+    create naming it; a retry once the mirror is right downloads what is missing only,
+    unpacks crictl from its tarball, and gives the nodes the binaries (the stand-in
+    kubeadm then fails the create with its message)."""
+    import tarfile
+    mirror = tmp_path / 'mirror'
+    bins = mirror / 'k8s/release/v1.36.0/bin/linux/amd64'
+    for name in ('kubeadm', 'kubelet', 'kubectl'):
+        with_sha256(standin_binary(bins / name, name))
+    crictl = standin_binary(tmp_path / 'crictl-build' / 'crictl', 'crictl')
+    tarball = mirror / 'cri-tools/v1.36.0/crictl-v1.36.0-linux-amd64.tar.gz'
+    tarball.parent.mkdir(parents=True)
+    with tarfile.open(tarball, 'w:gz') as tar:
+        tar.add(crictl, arcname='crictl')
+    with_sha256(tarball)
+    good_kubelet = (bins / 'kubelet').read_text()
+    (bins / 'kubelet').write_text(good_kubelet + '# tampered with\n')
+    with http_mirror(mirror) as (url, requested), k8s_on_local_nodes(
+            tmp_path, XDG_CACHE_HOME=str(tmp_path / 'cache'),
+            MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s', MAGNUM_K8S_CRICTL_URL=url + '/cri-tools') \
+            as made:
+        rest = made.rest
+        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
+        cluster = rest.create('k', 'kt', 1)
+        uuid = made.uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_FAILED', cluster
+        reason = cluster['status_reason']
+        assert 'Kubernetes v1.36.0 binaries could not be downloaded (%s/k8s/release/v1.36.0/' \
+            'bin/linux/amd64/kubelet: ' % url in reason, reason
+        assert 'checksum' in reason.lower(), reason
+        nodes = docker_ls('container', uuid)
+        assert nodes and all(on_node(n, 'test', '-e', '/usr/local/bin/kubelet').returncode
+                             for n in nodes)
+        # The mirror put right, a retry goes on to the nodes.
+        (bins / 'kubelet').write_text(good_kubelet)
+        Playbooks(rest.server.db_url, REPO, rest.server.env).playbook(
+            'cluster_create', {'cluster_uuid': uuid}, check=False)
+        cluster = rest.show('k')
+        assert cluster['status'] == 'CREATE_FAILED', cluster
+        assert 'stand-in kubeadm: init' in cluster['status_reason'], cluster['status_reason']
+        for node in nodes:
+            for name in ('kubeadm', 'kubelet', 'kubectl'):
+                assert on_node(node, 'cat', '/usr/local/bin/' + name).stdout == \
+                    (bins / name).read_text()
+            assert on_node(node, 'cat', '/usr/local/bin/crictl').stdout == crictl.read_text()
+        # What the first run had downloaded was not downloaded again.
+        for path in ('/k8s/release/v1.36.0/bin/linux/amd64/kubeadm',
+                     '/cri-tools/v1.36.0/crictl-v1.36.0-linux-amd64.tar.gz'):
+            assert requested.count(path) == 1, requested
+        assert requested.count('/k8s/release/v1.36.0/bin/linux/amd64/kubelet') == 2, requested
         made.delete_to_nothing()
 
 

@@ -186,6 +186,15 @@ def test_artifacts_upstream_or_offline(tmp_path):
     up = k8s.artifact_source('v1.35.2')
     assert up['mode'] == 'upstream'
     assert up['binaries']['kubeadm'] == 'https://dl.k8s.io/release/v1.35.2/bin/linux/amd64/kubeadm'
+    assert 'crictl' not in up['binaries']   # cri-tools releases it, one tarball per minor
+    assert up['archives'] == {'crictl': 'https://github.com/kubernetes-sigs/cri-tools/releases/'
+                                        'download/v1.35.0/crictl-v1.35.0-linux-amd64.tar.gz'}
+    mirrored = k8s.artifact_source('v1.35.2', '', 'http://mirror.local/k8s/',
+                                   'http://mirror.local/cri-tools')
+    assert mirrored['binaries']['kubelet'] == \
+        'http://mirror.local/k8s/release/v1.35.2/bin/linux/amd64/kubelet'
+    assert mirrored['archives']['crictl'] == \
+        'http://mirror.local/cri-tools/v1.35.0/crictl-v1.35.0-linux-amd64.tar.gz'
     with pytest.raises(Invalid, match='missing bin/kubeadm.*no images'):
         k8s.artifact_source('v1.35.2', str(tmp_path))
     (tmp_path / 'bin').mkdir()

@@ -26,7 +26,13 @@ DEFAULT_SERVICE_CIDR = '10.254.0.0/16'
 UPSTREAM_REGISTRY = 'registry.k8s.io'
 # The kubelet's resolv.conf (resolv_conf), written on every node.
 RESOLV_CONF = '/etc/kubernetes/resolv.conf'
-UPSTREAM_BINARIES = 'https://dl.k8s.io/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
+# Where a version's binaries are downloaded from (MAGNUM_K8S_DOWNLOAD_URL names a mirror
+# laid out the same way), and crictl, released by cri-tools as a tarball per minor
+# version (MAGNUM_K8S_CRICTL_URL); each file has its SHA-256 beside it (<file>.sha256).
+UPSTREAM_DOWNLOADS = 'https://dl.k8s.io'
+UPSTREAM_CRICTL = 'https://github.com/kubernetes-sigs/cri-tools/releases/download'
+BINARY_PATH = '%(base)s/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
+CRICTL_PATH = '%(base)s/%(version)s/crictl-%(version)s-linux-%(arch)s.tar.gz'
 API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
 # The images only the control plane's static pods run: workers are not given them.
@@ -341,12 +347,14 @@ def containerd_config(conf):
         ''])
 
 
-def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
+def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=None,
+                    arch='amd64'):
     """Where binaries and images come from: the offline directory
     (``MAGNUM_K8S_ARTIFACTS``: ``bin/`` and ``images/*.tar``, or one such directory
     per version, ``<kube_tag>/bin`` ..., which an upgrade needs; ``dir``: the one taken,
-    where its ``manifests/`` are too) when given, else the upstream locations for
-    ``kube_tag``."""
+    where its ``manifests/`` are too) when given, else the download locations for
+    ``kube_tag``: ``binaries`` (name -> URL) and ``archives`` (crictl's tarball, name ->
+    URL), from ``download_url`` / ``crictl_url`` (mirrors) or upstream."""
     if offline_dir:
         if os.path.isdir(os.path.join(offline_dir, kube_tag)):
             offline_dir = os.path.join(offline_dir, kube_tag)
@@ -366,9 +374,13 @@ def artifact_source(kube_tag, offline_dir=None, arch='amd64'):
                 'images': images,
                 'worker_images': [i for i in images if not control_plane_only(names[i])],
                 'image_names': names}
+    base = (download_url or UPSTREAM_DOWNLOADS).rstrip('/')
+    crictl = 'v%d.%d.0' % labels_mod.version_tuple(kube_tag)[:2]
     return {'mode': 'upstream',
-            'binaries': dict((b, UPSTREAM_BINARIES % {'tag': kube_tag, 'arch': arch, 'name': b})
-                             for b in BINARIES if b != 'crictl'),
+            'binaries': dict((b, BINARY_PATH % {'base': base, 'tag': kube_tag, 'arch': arch,
+                                                'name': b}) for b in BINARIES if b != 'crictl'),
+            'archives': {'crictl': CRICTL_PATH % {'base': (crictl_url or UPSTREAM_CRICTL)
+                                                  .rstrip('/'), 'version': crictl, 'arch': arch}},
             'images': [], 'worker_images': [], 'image_names': {}}
 
 
