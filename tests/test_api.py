@@ -125,6 +125,8 @@ def test_template_crud_and_links(client):
     (dict(TPL, labels={'prometheus_adapter_enabled': 'true'}), 'monitoring_enabled'),
     (dict(TPL, labels={'cinder_csi_enabled': 'true'}), 'volume_driver=cinder'),
     (dict(TPL, unknown_field=1), 'Unknown attribute'),
+    (dict(TPL, insecure_registry='my registry:5000'),
+     "insecure_registry. Value: 'my registry:5000'. Value should be a registry's host[:port]"),
 ])
 def test_template_bad_input(client, body, message):
     assert message in error_of(call(client, 'POST', '/v1/clustertemplates', body), 400)
@@ -146,6 +148,8 @@ def test_not_json_body(client):
     ([{'op': 'replace', 'path': 'flavor_id', 'value': 'x'}], 'Invalid path'),
     ([{'op': 'remove', 'path': '/coe'}], 'can not be removed'),
     ({'op': 'replace'}, 'Invalid patch'),
+    ([{'op': 'replace', 'path': '/insecure_registry', 'value': 'http://'}],
+     'Value should be a registry'),
 ])
 def test_bad_json_patch(client, patch, message):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)

@@ -13,6 +13,8 @@ import hashlib
 import json
 import os
 import pathlib
+import re
+import shutil
 import subprocess
 import threading
 import time
@@ -167,7 +169,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline)) as made:
         rest = made.rest
         rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE, '--http-proxy',
-                 'http://proxy.invalid:3128', '--no-proxy', 'registry.local')
+                 'http://proxy.invalid:3128', '--no-proxy', 'registry.local',
+                 '--insecure-registry', 'registry.local:5000')
         cluster = rest.create('k', 'kt', 1)
         uuid = made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_FAILED', cluster
@@ -196,6 +199,15 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             # The control plane's images are the masters' only.
             assert (('docker.io/' + CONTROL_PLANE_STANDIN) in images) == (node in master), images
             assert on_node(node, 'test', '-x', '/opt/cni/bin/bridge').returncode == 0
+            # The node image's Docker engine is stopped (containerd is the kubelet's), and
+            # its docker0 gone with its route to 172.17.0.0/16.
+            assert on_node(node, 'systemctl', 'is-active', 'docker').stdout.strip() != 'active'
+            assert on_node(node, 'ip', 'link', 'show', 'docker0').returncode != 0
+            # The template's insecure registry: containerd pulls from it unverified.
+            hosts = on_node(node, 'cat', '/etc/containerd/certs.d/registry.local:5000/'
+                            'hosts.toml').stdout
+            assert hosts.startswith('server = "http://registry.local:5000"'), hosts
+            assert 'config_path = "/etc/containerd/certs.d"' in config
             # kubeadm's directory (a worker's join configuration is written there).
             assert on_node(node, 'test', '-d', '/etc/kubernetes/manifests').returncode == 0
             assert on_node(node, 'systemctl', 'is-enabled', 'kubelet').stdout.strip() == 'enabled'
@@ -740,6 +752,100 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
 
 
 @needs_artifacts
+@contextlib.contextmanager
+def insecure_registry(tmp_path, archives):
+    """Debian's docker-registry on this machine, over plain HTTP, holding the images of
+    ``archives`` (docker-archive tarballs) under k8s/<name>:<tag>; yields the registry
+    as the nodes reach it (host:port)."""
+    port = free_port()
+    root = tmp_path / 'registry'
+    root.mkdir()
+    (root / 'config.yml').write_text(
+        'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\n'
+        'http:\n  addr: 0.0.0.0:%d\n' % (root / 'data', port))
+    server = subprocess.Popen(['docker-registry', 'serve', str(root / 'config.yml')],
+                              stdout=open(root / 'log', 'wb'), stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: subprocess.run(['curl', '-sf', 'http://127.0.0.1:%d/v2/' % port],
+                                        capture_output=True).returncode == 0,
+                 timeout=30, interval=0.5)
+        for archive in archives:
+            loaded = subprocess.run(['docker', 'load', '-i', str(archive)], check=True,
+                                    capture_output=True, text=True).stdout
+            for image in re.findall(r'^Loaded image: (\S+)$', loaded, re.M):
+                local = 'localhost:%d/k8s/%s' % (port, image.rsplit('/', 1)[-1])
+                for cmd in (['tag', image, local], ['push', local], ['rmi', local, image]):
+                    subprocess.run(['docker'] + cmd, check=True, capture_output=True)
+        # This machine's own address (not docker0's: a node's engine, if it runs one, has
+        # a docker0 of its own).
+        route = subprocess.run(['ip', '-4', '-o', 'route', 'get', '192.0.2.1'], check=True,
+                               capture_output=True, text=True).stdout
+        yield '%s:%d' % (re.search(r' src (\S+)', route).group(1), port)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+@needs_artifacts
+@pytest.mark.skipif(not shutil.which('docker-registry'),
+                    reason="needs Debian's docker-registry (apt-get install docker-registry) "
+                           "to serve the offline directory's images as a registry")
+def test_a_cluster_from_download_mirrors_and_an_insecure_registry(tmp_path):
+    """The default way, without an offline directory: the binaries downloaded (here from
+    mirrors of dl.k8s.io and cri-tools' releases made of the offline directory's), every
+    image pulled by containerd from container_infra_prefix, a registry the template names
+    as its insecure_registry (plain HTTP) -> 1 master + 1 worker Ready, every system pod
+    Ready from that registry -> delete leaves nothing."""
+    import tarfile
+    tag = os.environ.get('MAGNUM_K8S_TAG') or 'v1.36.0'
+    source = pathlib.Path(ARTIFACTS)
+    source = source / tag if (source / tag).is_dir() else source
+    mirror = tmp_path / 'mirror'
+    bins = mirror / 'k8s/release' / tag / 'bin/linux/amd64'
+    bins.mkdir(parents=True)
+    for name in ('kubeadm', 'kubelet', 'kubectl'):
+        (bins / name).symlink_to(source / 'bin' / name)
+        with_sha256(bins / name)
+    crictl = 'v%d.%d.0' % version_tuple(tag)[:2]
+    tarball = mirror / 'cri-tools' / crictl / ('crictl-%s-linux-amd64.tar.gz' % crictl)
+    tarball.parent.mkdir(parents=True)
+    with tarfile.open(tarball, 'w:gz') as tar:
+        tar.add(source / 'bin' / 'crictl', arcname='crictl')
+    with_sha256(tarball)
+    with insecure_registry(tmp_path, sorted((source / 'images').glob('*.tar'))) as registry, \
+            http_mirror(mirror) as (url, _), k8s_on_local_nodes(
+                tmp_path, MAGNUM_K8S_ARTIFACTS='', XDG_CACHE_HOME=str(tmp_path / 'cache'),
+                MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s',
+                MAGNUM_K8S_CRICTL_URL=url + '/cri-tools') as made:
+        rest = made.rest
+        prefix = registry + '/k8s'
+        rest.coe('cluster', 'template', 'create', 'kt', *REAL, '--labels',
+                 'container_infra_prefix=' + prefix, '--insecure-registry', registry)
+        cluster = rest.create('k', 'kt', 1)
+        uuid = made.uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        conf = cluster_config(rest, 'k', tmp_path / 'cfg')
+        nodes = ready_nodes(conf)
+        assert len(nodes) == 2 and all(n[2] == 'True' for n in nodes.values()), nodes
+        kubectl(conf, '-n', 'kube-system', 'wait', 'pods', '--all', '--for=condition=Ready',
+                '--timeout=300s')
+        for node in docker_ls('container', uuid):
+            images = on_node(node, 'ctr', '--namespace', 'k8s.io', 'images', 'ls',
+                             '-q').stdout.split()
+            assert any(i.startswith(prefix + '/kube-proxy:') for i in images), images
+            assert any(i.startswith(prefix + '/flannel:') for i in images), images
+            assert not [i for i in images if not i.startswith(prefix + '/')
+                        and not i.startswith('sha256:')], images
+        made.delete_to_nothing()
+
+
 def test_three_masters_behind_the_load_balancer_survive_one_stopping(tmp_path):
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
         rest = made.rest

@@ -328,7 +328,7 @@ def check_health_follows_a_stopped_worker(ops, worker):
 
 
 def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_path):
-    rest.template('ha', '--master-lb-enabled')
+    rest.template('ha', '--master-lb-enabled', '--insecure-registry', 'http://registry.local:5000')
     cluster = rest.create('ha', 'ha', 1, master_count=3)
     assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
     uuid = cluster['uuid']
@@ -340,6 +340,12 @@ def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_
         nodes = ready_nodes(api, cfg)
         managers = [n for n in nodes if '-master-' in n]
         assert len(nodes) == 4 and len(managers) == 3
+        # The template's insecure registry (as host:port) is every engine's.
+        for node in nodes:
+            info = subprocess.run(['docker', 'exec', node, 'docker', 'info', '--format',
+                                   '{{json .RegistryConfig.IndexConfigs}}'],
+                                  capture_output=True, text=True, check=True).stdout
+            assert json.loads(info)['registry.local:5000']['Secure'] is False, info
 
         def health():
             run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_health.yml',

@@ -6,7 +6,7 @@ import tarfile
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
+from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s, registries
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
@@ -180,6 +180,22 @@ def test_containerd_config():
     assert 'sandbox_image = "mirror.local/pause:3.10"' in text
     assert 'SystemdCgroup = true' in text and 'restrict_oom_score_adj = true' in text
     assert 'SystemdCgroup = false' in k8s.containerd_config(conf(cgroup_driver='cgroupfs'))
+
+
+def test_the_templates_insecure_registry_is_pulled_from_unverified_then_over_http():
+    assert conf()['insecure_registry'] is None
+    assert 'config_path = "/etc/containerd/certs.d"' in k8s.containerd_config(conf())
+    for given in ('10.0.0.5:5000', 'http://10.0.0.5:5000', 'https://10.0.0.5:5000/v2/'):
+        c = k8s.settings({'labels': {}}, dict(TEMPLATE, insecure_registry=given))
+        assert c['insecure_registry'] == '10.0.0.5:5000', given
+    hosts = k8s.registry_hosts(c)
+    assert hosts.startswith('server = "http://10.0.0.5:5000"\n')
+    assert '[host."https://10.0.0.5:5000"]\n  capabilities = ["pull", "resolve"]\n' \
+        '  skip_verify = true\n' in hosts
+    assert registries.host('registry.local') == 'registry.local'
+    assert registries.host('[fd00::5]:5000') == '[fd00::5]:5000'
+    with pytest.raises(Invalid, match="insecure_registry. Value: 'a b:5000'"):
+        registries.host('a b:5000')
 
 
 def test_artifacts_upstream_or_offline(tmp_path):

@@ -12,7 +12,8 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    baremetal, cloud, drivers, images, k8s_config, labels, local_nodes, node_files)
+    baremetal, cloud, drivers, images, k8s_config, labels, local_nodes, node_files,
+    registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -46,7 +47,8 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
                  certificate_key=None, ca=None, resolv=None, fallback_resolv=None):
     """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
     YAML documents for ``node``), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
-    with a bootstrap ``token`` if given), ``containerd`` (TOML) or ``resolv`` (the
+    with a bootstrap ``token`` if given), ``containerd`` (TOML), ``registry_hosts``
+    (containerd's hosts.toml for the insecure registry) or ``resolv`` (the
     kubelet's resolv.conf from the node's ``resolv`` and the controller's
     ``fallback_resolv``)."""
     import json
@@ -59,6 +61,8 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
     try:
         if kind == 'containerd':
             return k8s_config.containerd_config(conf)
+        if kind == 'registry_hosts':
+            return k8s_config.registry_hosts(conf)
         if kind == 'resolv':
             return k8s_config.resolv_conf(conf, str(resolv or ''), str(fallback_resolv or ''))
         if kind == 'init':
@@ -73,6 +77,10 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
         return yaml.safe_dump_all(docs, default_flow_style=False, sort_keys=False)
     except MagnumError as exc:
         raise AnsibleFilterError('k8s_document: %s' % exc)
+
+
+def registry_host(value):
+    return registries.host(value) or ''
 
 
 def _wrap(name, fn):
@@ -103,6 +111,7 @@ class FilterModule(object):
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),
                 'k8s_node_files': _wrap('k8s_node_files', k8s_config.node_files),
                 'k8s_binary_files': _wrap('k8s_binary_files', k8s_config.binary_files),
+                'registry_host': _wrap('registry_host', registry_host),
                 'node_files_to_push': _wrap('node_files_to_push', node_files.files_to_push),
                 'node_push_command': _wrap('node_push_command', node_files.push_command),
                 'k8s_images_to_import': _wrap('k8s_images_to_import', k8s_config.images_to_import),

@@ -18,6 +18,7 @@ import re
 import tarfile
 
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
+from ansible_collections.openstack.magnum.plugins.module_utils import registries
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 DEFAULT_KUBE_TAG = 'v1.36.0'
@@ -26,6 +27,8 @@ DEFAULT_SERVICE_CIDR = '10.254.0.0/16'
 UPSTREAM_REGISTRY = 'registry.k8s.io'
 # The kubelet's resolv.conf (resolv_conf), written on every node.
 RESOLV_CONF = '/etc/kubernetes/resolv.conf'
+# Where containerd reads per-registry settings (<host>/hosts.toml).
+REGISTRY_HOSTS_DIR = '/etc/containerd/certs.d'
 # Where a version's binaries are downloaded from (MAGNUM_K8S_DOWNLOAD_URL names a mirror
 # laid out the same way), and crictl, released by cri-tools as a tarball per minor
 # version (MAGNUM_K8S_CRICTL_URL); each file has its SHA-256 beside it (<file>.sha256).
@@ -142,6 +145,8 @@ def settings(cluster, template, addon_images=None):
         'availability_zone': labels.get('availability_zone') or None,
         'dns_nameserver': template.get('dns_nameserver') or None,
         'resolv_conf': RESOLV_CONF,
+        'insecure_registry': registries.host(template.get('insecure_registry')),
+        'registry_hosts_dir': REGISTRY_HOSTS_DIR,
     }
 
 
@@ -344,6 +349,23 @@ def containerd_config(conf):
         '  runtime_type = "io.containerd.runc.v2"',
         '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
         '  SystemdCgroup = %s' % systemd,
+        # Per-registry settings (registry_hosts: the template's insecure_registry).
+        '[plugins."io.containerd.grpc.v1.cri".registry]',
+        '  config_path = "%s"' % conf['registry_hosts_dir'],
+        ''])
+
+
+def registry_hosts(conf):
+    """containerd's hosts.toml for the template's insecure registry (in
+    ``registry_hosts_dir/<host>/``), as Docker's insecure-registries treats one: HTTPS
+    without verifying its certificate, then plain HTTP."""
+    host = conf['insecure_registry']
+    return '\n'.join([
+        'server = "http://%s"' % host,
+        '',
+        '[host."https://%s"]' % host,
+        '  capabilities = ["pull", "resolve"]',
+        '  skip_verify = true',
         ''])
 
 

@@ -13,7 +13,7 @@ import re
 import uuid as uuidlib
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    drivers, fields, images, labels as labels_mod, states)
+    drivers, fields, images, labels as labels_mod, registries, states)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid)
 
@@ -97,6 +97,7 @@ def validate_template(tpl, cluster_user_trust=False):
         _check_choice('docker_storage_driver', storage, facts['storage_drivers'],
                       'Docker storage driver')
     check_volume_size(tpl.get('docker_volume_size'), storage)
+    registries.host(tpl.get('insecure_registry'))
     port = tpl.get('apiserver_port')
     if port is not None and not 1024 <= port <= 65535:
         raise Invalid("Invalid input for field/attribute apiserver_port. Value: %r. "
