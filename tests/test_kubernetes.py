@@ -751,7 +751,6 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
         made.delete_to_nothing()
 
 
-@needs_artifacts
 @contextlib.contextmanager
 def insecure_registry(tmp_path, archives):
     """Debian's docker-registry on this machine, over plain HTTP, holding the images of
@@ -846,6 +845,7 @@ def test_a_cluster_from_download_mirrors_and_an_insecure_registry(tmp_path):
         made.delete_to_nothing()
 
 
+@needs_artifacts
 def test_three_masters_behind_the_load_balancer_survive_one_stopping(tmp_path):
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
         rest = made.rest
