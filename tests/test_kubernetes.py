@@ -64,6 +64,24 @@ class Made:
         self.rest = rest
         self.uuid = None
 
+    def create_failing(self, *template_args):
+        """Template 'kt' (TEMPLATE and ``template_args``) and cluster 'k' of 1 master and
+        1 worker, whose create is to fail; returns its reason and the nodes made."""
+        self.rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE, *template_args)
+        cluster = self.rest.create('k', 'kt', 1)
+        self.uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_FAILED', cluster
+        nodes = docker_ls('container', self.uuid)
+        assert nodes, 'the provider made no node'
+        return cluster['status_reason'], nodes
+
+    def retry_create(self):
+        """Runs the create playbook again, as a retry does; returns the cluster."""
+        server = self.rest.server
+        Playbooks(server.db_url, REPO, server.env).playbook(
+            'cluster_create', {'cluster_uuid': self.uuid}, check=False)
+        return self.rest.show('k')
+
     def delete_to_nothing(self):
         self.rest.coe('cluster', 'delete', 'k')
         assert self.rest.settled('k')['status'] == 'GONE'
@@ -96,12 +114,7 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
         (offline / 'bin' / 'kubeadm').write_text('')
         env['MAGNUM_K8S_ARTIFACTS'] = str(offline)
     with k8s_on_local_nodes(tmp_path, **env) as made:
-        rest = made.rest
-        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
-        cluster = rest.create('k', 'kt', 1)
-        uuid = made.uuid = cluster['uuid']
-        assert cluster['status'] == 'CREATE_FAILED', cluster
-        reason = cluster['status_reason']
+        reason, nodes = made.create_failing()
         if source == 'upstream':
             assert 'Kubernetes v1.36.0 binaries could not be downloaded' in reason, reason
             assert 'https://dl.k8s.io/release/v1.36.0/bin/linux/amd64/' in reason, reason
@@ -110,8 +123,6 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
             assert ('MAGNUM_K8S_ARTIFACTS=%s is incomplete: missing bin/kubelet, bin/kubectl, '
                     'bin/crictl; no images/*.tar' % offline) in reason, reason
         # Nothing was done on the nodes: no Kubernetes binary installed.
-        nodes = docker_ls('container', uuid)
-        assert nodes, 'the provider made no node'
         for node in nodes:
             probe = subprocess.run(['docker', 'exec', node, 'test', '-e',
                                     '/usr/local/bin/kubeadm'], capture_output=True)
@@ -167,16 +178,10 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
     with its message, and delete leaves nothing."""
     offline = standin_artifacts(tmp_path / 'artifacts')
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline)) as made:
-        rest = made.rest
-        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE, '--http-proxy',
-                 'http://proxy.invalid:3128', '--no-proxy', 'registry.local',
-                 '--insecure-registry', 'registry.local:5000')
-        cluster = rest.create('k', 'kt', 1)
-        uuid = made.uuid = cluster['uuid']
-        assert cluster['status'] == 'CREATE_FAILED', cluster
-        assert 'stand-in kubeadm: init --config /etc/kubernetes/kubeadm.yaml' in \
-            cluster['status_reason'], cluster['status_reason']
-        nodes = docker_ls('container', uuid)
+        reason, nodes = made.create_failing(
+            '--http-proxy', 'http://proxy.invalid:3128', '--no-proxy', 'registry.local',
+            '--insecure-registry', 'registry.local:5000')
+        assert 'stand-in kubeadm: init --config /etc/kubernetes/kubeadm.yaml' in reason, reason
         assert len(nodes) == 2
         # The first master is the one kubeadm init ran on.
         master = [n for n in nodes if on_node(n, 'test', '-e', '/etc/kubernetes/kubeadm.yaml')
@@ -219,7 +224,7 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             assert 'nameserver ' in resolv and 'nameserver 127.' not in resolv, resolv
         # The first master got the cluster's CA as the Kubernetes CA.
         ca = on_node(master[0], 'cat', '/etc/kubernetes/pki/ca.crt').stdout
-        assert ca.strip() == rest.coe('ca', 'show', 'k').strip()
+        assert ca.strip() == made.rest.coe('ca', 'show', 'k').strip()
         # A retry imports what containerd lacks though the archive is there unchanged (a
         # run that stopped between the push and the import), and pushes again a binary
         # that is not the controller's (only that one: the others are left as they are).
@@ -229,9 +234,7 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         assert on_node(worker, 'sh', '-c', 'echo other > /usr/local/bin/kubectl').returncode == 0
         before = dict((n, on_node(n, 'stat', '-c', '%i', '/usr/local/bin/kubelet').stdout)
                       for n in nodes)
-        Playbooks(rest.server.db_url, REPO, rest.server.env).playbook(
-            'cluster_create', {'cluster_uuid': uuid}, check=False)
-        assert 'stand-in kubeadm: init' in rest.show('k')['status_reason']
+        assert 'stand-in kubeadm: init' in made.retry_create()['status_reason']
         images = on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
         assert 'docker.io/magnum-test/k8s-standin:1' in images, images
         assert on_node(worker, 'cat', '/usr/local/bin/kubectl').stdout == \
@@ -303,23 +306,14 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
             tmp_path, XDG_CACHE_HOME=str(tmp_path / 'cache'),
             MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s', MAGNUM_K8S_CRICTL_URL=url + '/cri-tools') \
             as made:
-        rest = made.rest
-        rest.coe('cluster', 'template', 'create', 'kt', *TEMPLATE)
-        cluster = rest.create('k', 'kt', 1)
-        uuid = made.uuid = cluster['uuid']
-        assert cluster['status'] == 'CREATE_FAILED', cluster
-        reason = cluster['status_reason']
+        reason, nodes = made.create_failing()
         assert 'Kubernetes v1.36.0 binaries could not be downloaded (%s/k8s/release/v1.36.0/' \
             'bin/linux/amd64/kubelet: ' % url in reason, reason
         assert 'checksum' in reason.lower(), reason
-        nodes = docker_ls('container', uuid)
-        assert nodes and all(on_node(n, 'test', '-e', '/usr/local/bin/kubelet').returncode
-                             for n in nodes)
+        assert all(on_node(n, 'test', '-e', '/usr/local/bin/kubelet').returncode for n in nodes)
         # The mirror put right, a retry goes on to the nodes.
         (bins / 'kubelet').write_text(good_kubelet)
-        Playbooks(rest.server.db_url, REPO, rest.server.env).playbook(
-            'cluster_create', {'cluster_uuid': uuid}, check=False)
-        cluster = rest.show('k')
+        cluster = made.retry_create()
         assert cluster['status'] == 'CREATE_FAILED', cluster
         assert 'stand-in kubeadm: init' in cluster['status_reason'], cluster['status_reason']
         for node in nodes:
@@ -332,6 +326,11 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
                      '/cri-tools/v1.36.0/crictl-v1.36.0-linux-amd64.tar.gz'):
             assert requested.count(path) == 1, requested
         assert requested.count('/k8s/release/v1.36.0/bin/linux/amd64/kubelet') == 2, requested
+        # Kept per version: the binaries executable, the tarball a plain file.
+        cache = tmp_path / 'cache/openstack-magnum/kubernetes/v1.36.0'
+        binaries = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
+        assert all(os.access(cache / b, os.X_OK) for b in binaries)
+        assert (cache / 'crictl-v1.36.0-linux-amd64.tar.gz').stat().st_mode & 0o777 == 0o644
         made.delete_to_nothing()
 
 

@@ -199,18 +199,28 @@ def test_the_templates_insecure_registry_is_pulled_from_unverified_then_over_htt
 
 
 def test_artifacts_upstream_or_offline(tmp_path):
-    up = k8s.artifact_source('v1.35.2')
-    assert up['mode'] == 'upstream'
-    assert up['binaries']['kubeadm'] == 'https://dl.k8s.io/release/v1.35.2/bin/linux/amd64/kubeadm'
-    assert 'crictl' not in up['binaries']   # cri-tools releases it, one tarball per minor
-    assert up['archives'] == {'crictl': 'https://github.com/kubernetes-sigs/cri-tools/releases/'
-                                        'download/v1.35.0/crictl-v1.35.0-linux-amd64.tar.gz'}
+    with pytest.raises(Invalid, match='needs a cache directory'):
+        k8s.artifact_source('v1.35.2')
+    up = k8s.artifact_source('v1.35.2', cache_dir='/cache')
+    assert up['mode'] == 'upstream' and up['download_dir'] == '/cache/v1.35.2'
+    # Every binary, crictl too, is at the same kind of place as an offline directory's.
+    assert up['binaries'] == dict((b, '/cache/v1.35.2/' + b) for b in k8s.BINARIES)
+    downloads = dict((d['dest'].rpartition('/')[2], d) for d in up['downloads'])
+    assert downloads['kubeadm'] == {
+        'url': 'https://dl.k8s.io/release/v1.35.2/bin/linux/amd64/kubeadm',
+        'dest': '/cache/v1.35.2/kubeadm', 'mode': '0755'}
+    assert 'crictl' not in downloads   # cri-tools releases it, one tarball per minor
+    tarball = 'crictl-v1.35.0-linux-amd64.tar.gz'
+    assert downloads[tarball] == {
+        'url': 'https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.35.0/'
+               + tarball, 'dest': '/cache/v1.35.2/' + tarball, 'mode': '0644'}
+    assert up['unpack'] == [{'src': '/cache/v1.35.2/' + tarball, 'member': 'crictl'}]
     mirrored = k8s.artifact_source('v1.35.2', '', 'http://mirror.local/k8s/',
-                                   'http://mirror.local/cri-tools')
-    assert mirrored['binaries']['kubelet'] == \
-        'http://mirror.local/k8s/release/v1.35.2/bin/linux/amd64/kubelet'
-    assert mirrored['archives']['crictl'] == \
-        'http://mirror.local/cri-tools/v1.35.0/crictl-v1.35.0-linux-amd64.tar.gz'
+                                   'http://mirror.local/cri-tools', '/cache')
+    assert sorted(d['url'] for d in mirrored['downloads']) == [
+        'http://mirror.local/cri-tools/v1.35.0/' + tarball] + [
+        'http://mirror.local/k8s/release/v1.35.2/bin/linux/amd64/' + b
+        for b in sorted(k8s.BINARIES) if b != 'crictl']
     with pytest.raises(Invalid, match='missing bin/kubeadm.*no images'):
         k8s.artifact_source('v1.35.2', str(tmp_path))
     (tmp_path / 'bin').mkdir()
@@ -266,7 +276,7 @@ def test_workers_are_not_given_the_control_plane_images(tmp_path):
     assert off['images'] == sorted(control_plane + everyone + [str(images / 'f.tar')])
     # An archive with a name workers need, none, or none readable goes to every node.
     assert off['worker_images'] == everyone + [str(images / 'f.tar')]
-    assert k8s.artifact_source('v1.35.2')['worker_images'] == []
+    assert k8s.artifact_source('v1.35.2', cache_dir='/c')['worker_images'] == []
     # Each archive's images as containerd names them (what a node is checked for).
     assert off['image_names'][str(images / 'b.tar')] == [
         'mirror.local:5000/k8s/etcd:3.6.5-0', 'registry.k8s.io/kube-scheduler:v1.35.2']

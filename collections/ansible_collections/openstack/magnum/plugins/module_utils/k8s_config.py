@@ -370,13 +370,15 @@ def registry_hosts(conf):
 
 
 def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=None,
-                    arch='amd64'):
+                    cache_dir=None, arch='amd64'):
     """Where binaries and images come from: the offline directory
     (``MAGNUM_K8S_ARTIFACTS``: ``bin/`` and ``images/*.tar``, or one such directory
     per version, ``<kube_tag>/bin`` ..., which an upgrade needs; ``dir``: the one taken,
-    where its ``manifests/`` are too) when given, else the download locations for
-    ``kube_tag``: ``binaries`` (name -> URL) and ``archives`` (crictl's tarball, name ->
-    URL), from ``download_url`` / ``crictl_url`` (mirrors) or upstream."""
+    where its ``manifests/`` are too) when given, else downloads for ``kube_tag`` into
+    ``cache_dir/<kube_tag>`` (``download_dir``): ``downloads`` (each file's ``url``, ``dest`` and
+    ``mode``; upstream, or the mirrors ``download_url`` / ``crictl_url``) and ``unpack``
+    (crictl comes in cri-tools' tarball). Either way ``binaries`` maps each binary's
+    name to its path on the controller."""
     if offline_dir:
         if os.path.isdir(os.path.join(offline_dir, kube_tag)):
             offline_dir = os.path.join(offline_dir, kube_tag)
@@ -396,13 +398,23 @@ def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=No
                 'images': images,
                 'worker_images': [i for i in images if not control_plane_only(names[i])],
                 'image_names': names}
+    if not cache_dir:
+        raise Invalid('Downloading Kubernetes %s needs a cache directory to keep it in.'
+                      % kube_tag)
+    download_dir = os.path.join(cache_dir, kube_tag)
     base = (download_url or UPSTREAM_DOWNLOADS).rstrip('/')
     crictl = 'v%d.%d.0' % labels_mod.version_tuple(kube_tag)[:2]
-    return {'mode': 'upstream',
-            'binaries': dict((b, BINARY_PATH % {'base': base, 'tag': kube_tag, 'arch': arch,
-                                                'name': b}) for b in BINARIES if b != 'crictl'),
-            'archives': {'crictl': CRICTL_PATH % {'base': (crictl_url or UPSTREAM_CRICTL)
-                                                  .rstrip('/'), 'version': crictl, 'arch': arch}},
+    tarball = CRICTL_PATH % {'base': (crictl_url or UPSTREAM_CRICTL).rstrip('/'),
+                             'version': crictl, 'arch': arch}
+    downloads = [{'url': BINARY_PATH % {'base': base, 'tag': kube_tag, 'arch': arch, 'name': b},
+                  'dest': os.path.join(download_dir, b), 'mode': '0755'}
+                 for b in BINARIES if b != 'crictl']
+    downloads.append({'url': tarball, 'dest': os.path.join(download_dir, tarball.rpartition(
+        '/')[2]), 'mode': '0644'})
+    return {'mode': 'upstream', 'download_dir': download_dir,
+            'binaries': dict((b, os.path.join(download_dir, b)) for b in BINARIES),
+            'downloads': downloads,
+            'unpack': [{'src': downloads[-1]['dest'], 'member': 'crictl'}],
             'images': [], 'worker_images': [], 'image_names': {}}
 
 
