@@ -17,10 +17,11 @@ from ansible_collections.openstack.magnum.plugins.module_utils import tls
 RESOURCES = {'nodes': 'Node', 'pods': 'Pod'}
 
 
-def node(name, ready='True', labels=None):
+def node(name, ready='True', labels=None, version='v1.36.0'):
     return {'apiVersion': 'v1', 'kind': 'Node',
             'metadata': {'name': name, 'labels': labels or {}},
-            'status': {'conditions': [{'type': 'Ready', 'status': ready}]}}
+            'status': {'conditions': [{'type': 'Ready', 'status': ready}],
+                       'nodeInfo': {'kubeletVersion': version}}}
 
 
 def pod(name, node_name, owner=None, phase='Running'):

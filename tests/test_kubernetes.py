@@ -358,13 +358,13 @@ def standin_cluster(tmp_path):
         api.stop()
 
 
-def playbook(path, url, *args):
+def playbook(path, url, *args, expect_rc=0):
     run = subprocess.run(
         [str(BIN / 'ansible-playbook'), str(path)] + list(args), cwd=str(REPO),
         capture_output=True, text=True, timeout=300, env=dict(
             os.environ, MAGNUM_DB_URL=url, MAGNUM_PROVIDER='none',
             PATH='%s:%s' % (BIN, os.environ['PATH'])))
-    assert run.returncode == 0, run.stdout[-3000:]
+    assert run.returncode == expect_rc, run.stdout[-3000:]
     return run
 
 
@@ -472,6 +472,85 @@ def test_a_shrink_naming_no_node_picks_the_emptiest_of_the_group_from_the_api(tm
         api.stop()
         playbook(book, url, '-e', 'out=%s' % out)
         assert json.loads(out.read_text()) == []
+
+
+WAIT_VERSION = """
+- name: The driver's wait for nodes on a new version, as a rolling upgrade's batch runs it
+  hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: Wait
+      ansible.builtin.include_role:
+        name: openstack.magnum.kubernetes
+        tasks_from: wait_version.yml
+      vars:
+        kubernetes_leader: localhost
+        kubernetes_conf: {kube_tag: v1.36.1}
+        kubernetes_version_nodes: [k-node-0, k-node-1]
+"""
+
+
+def admin_kubeconfig(path, store, uuid, api):
+    """A kubeconfig for ``api`` with an admin certificate of the cluster's CA."""
+    import base64
+    import yaml
+    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    ca = store.certificate(uuid, 'ca')
+    cert, key = tls.issue_keypair(ca['cert_pem'], ca['key_pem'], 'admin', 'system:masters')
+
+    def b64(pem):
+        return base64.b64encode(pem.encode()).decode()
+    path.write_text(yaml.safe_dump({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'k',
+        'clusters': [{'name': 'k', 'cluster': {'server': api.url,
+                                               'certificate-authority-data': b64(ca['cert_pem'])}}],
+        'users': [{'name': 'admin', 'user': {'client-certificate-data': b64(cert),
+                                             'client-key-data': b64(key)}}],
+        'contexts': [{'name': 'k', 'context': {'cluster': 'k', 'user': 'admin'}}]}))
+    return path
+
+
+@pytest.mark.skipif(not shutil.which('kubectl'), reason='no kubectl (Debian: kubernetes-client)')
+def test_an_upgrade_batch_waits_for_its_nodes_on_the_new_version(tmp_path):
+    """wait_version.yml (a rolling upgrade's batch is done when its nodes are Ready on the
+    new version) with kubectl against an API: it waits while a node is Ready on its old
+    kubelet's version, goes on once it reports the new one, and after
+    kubernetes_ready_timeout fails naming the nodes that are not there, with what the
+    API says of them (or kubectl's error when the API cannot be reached)."""
+    from k8s_standin import node
+    book = tmp_path / 'wait_version.yml'
+    book.write_text(WAIT_VERSION)
+    with standin_cluster(tmp_path) as (url, store, uuid, api):
+        conf = admin_kubeconfig(tmp_path / 'admin.conf', store, uuid, api)
+
+        def wait(timeout, expect_rc=0):
+            return playbook(book, url, '-e', 'kubernetes_admin_conf=%s' % conf,
+                            '-e', 'kubernetes_ready_timeout=%d' % timeout,
+                            expect_rc=expect_rc).stdout
+
+        api.nodes = [node('k-master-0', version='v1.36.1'), node('k-node-0', version='v1.36.1'),
+                     node('k-node-1'), node('k-node-2')]   # k-node-2: not in the batch
+        out = wait(4, expect_rc=2)
+        assert 'k-node-1 not Ready on Kubernetes v1.36.1 within 4 s (name, kubelet version, ' \
+            'Ready: k-node-1 v1.36.0 True)' in out, out
+        # k-node-1's new kubelet reports while the task waits (a few seconds in).
+        reported = threading.Timer(5, lambda: api.nodes.__setitem__(
+            2, node('k-node-1', version='v1.36.1')))
+        reported.start()
+        try:
+            out = wait(60)
+        finally:
+            reported.cancel()
+        assert 'FAILED - RETRYING' in out and 'Stop when some are not' in out, out
+        assert 'skipping' in out.split('Stop when some are not')[1], out
+        api.nodes[1] = node('k-node-0', ready='False', version='v1.36.1')
+        out = wait(2, expect_rc=2)
+        assert 'k-node-0 not Ready on Kubernetes v1.36.1 within 2 s (name, kubelet version, ' \
+            'Ready: k-node-0 v1.36.1 False)' in out, out
+        api.stop()
+        out = wait(2, expect_rc=2)
+        assert re.search(r'k-node-0, k-node-1 not Ready on Kubernetes v1.36.1 within 2 s '
+                         r'\(.*connect', out), out
 
 
 @functools.lru_cache(maxsize=None)
