@@ -211,7 +211,7 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             # The template's insecure registry: containerd pulls from it unverified.
             hosts = on_node(node, 'cat', '/etc/containerd/certs.d/registry.local:5000/'
                             'hosts.toml').stdout
-            assert hosts.startswith('server = "http://registry.local:5000"'), hosts
+            assert 'server = "http://registry.local:5000"' in hosts, hosts
             assert 'config_path = "/etc/containerd/certs.d"' in config
             # kubeadm's directory (a worker's join configuration is written there).
             assert on_node(node, 'test', '-d', '/etc/kubernetes/manifests').returncode == 0
@@ -232,6 +232,14 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         assert on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'rm',
                        'docker.io/magnum-test/k8s-standin:1').returncode == 0
         assert on_node(worker, 'sh', '-c', 'echo other > /usr/local/bin/kubectl').returncode == 0
+        # An insecure registry an earlier template named (this driver's hosts.toml) goes on
+        # a retry; a registry setting that is not the driver's stays.
+        mark = on_node(worker, 'head', '-n', '1', '/etc/containerd/certs.d/registry.local:5000/'
+                       'hosts.toml').stdout.strip()
+        assert mark.startswith('# openstack.magnum'), mark
+        assert on_node(worker, 'sh', '-c', 'cd /etc/containerd/certs.d && mkdir old.local:5000 '
+                       'own.local && echo "%s" > old.local:5000/hosts.toml && echo "server = '
+                       '\\"http://own.local\\"" > own.local/hosts.toml' % mark).returncode == 0
         before = dict((n, on_node(n, 'stat', '-c', '%i', '/usr/local/bin/kubelet').stdout)
                       for n in nodes)
         assert 'stand-in kubeadm: init' in made.retry_create()['status_reason']
@@ -239,6 +247,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
         assert 'docker.io/magnum-test/k8s-standin:1' in images, images
         assert on_node(worker, 'cat', '/usr/local/bin/kubectl').stdout == \
             (offline / 'bin' / 'kubectl').read_text()
+        assert on_node(worker, 'ls', '/etc/containerd/certs.d').stdout.split() == [
+            'own.local', 'registry.local:5000']
         for node in nodes:
             assert on_node(node, 'stat', '-c', '%i', '/usr/local/bin/kubelet').stdout == \
                 before[node], 'an unchanged binary was pushed again to %s' % node

@@ -189,7 +189,7 @@ def test_the_templates_insecure_registry_is_pulled_from_unverified_then_over_htt
         c = k8s.settings({'labels': {}}, dict(TEMPLATE, insecure_registry=given))
         assert c['insecure_registry'] == '10.0.0.5:5000', given
     hosts = k8s.registry_hosts(c)
-    assert hosts.startswith('server = "http://10.0.0.5:5000"\n')
+    assert hosts.startswith(k8s.REGISTRY_HOSTS_MARK + '\nserver = "http://10.0.0.5:5000"\n')
     assert '[host."https://10.0.0.5:5000"]\n  capabilities = ["pull", "resolve"]\n' \
         '  skip_verify = true\n' in hosts
     assert registries.host('registry.local') == 'registry.local'

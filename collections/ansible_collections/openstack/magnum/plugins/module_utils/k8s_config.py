@@ -29,6 +29,9 @@ UPSTREAM_REGISTRY = 'registry.k8s.io'
 RESOLV_CONF = '/etc/kubernetes/resolv.conf'
 # Where containerd reads per-registry settings (<host>/hosts.toml).
 REGISTRY_HOSTS_DIR = '/etc/containerd/certs.d'
+# The first line of the hosts.toml written for a template's insecure_registry: the ones
+# with it, but the template's, are removed (a registry the template no longer names).
+REGISTRY_HOSTS_MARK = "# openstack.magnum: the cluster template's insecure_registry"
 # Where a version's binaries are downloaded from (MAGNUM_K8S_DOWNLOAD_URL names a mirror
 # laid out the same way), and crictl, released by cri-tools as a tarball per minor
 # version (MAGNUM_K8S_CRICTL_URL); each file has its SHA-256 beside it (<file>.sha256).
@@ -147,6 +150,7 @@ def settings(cluster, template, addon_images=None):
         'resolv_conf': RESOLV_CONF,
         'insecure_registry': registries.host(template.get('insecure_registry')),
         'registry_hosts_dir': REGISTRY_HOSTS_DIR,
+        'registry_hosts_mark': REGISTRY_HOSTS_MARK,
     }
 
 
@@ -361,6 +365,7 @@ def registry_hosts(conf):
     without verifying its certificate, then plain HTTP."""
     host = conf['insecure_registry']
     return '\n'.join([
+        conf['registry_hosts_mark'],
         'server = "http://%s"' % host,
         '',
         '[host."https://%s"]' % host,
