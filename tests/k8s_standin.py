@@ -18,10 +18,14 @@ RESOURCES = {'nodes': 'Node', 'pods': 'Pod'}
 
 
 def node(name, ready='True', labels=None, version='v1.36.0'):
+    # nodeInfo complete: the kubernetes client refuses a Node whose nodeInfo lacks a field.
+    info = dict((key, '') for key in (
+        'architecture', 'bootID', 'containerRuntimeVersion', 'kernelVersion', 'machineID',
+        'operatingSystem', 'osImage', 'systemUUID'))
+    info.update(kubeletVersion=version, kubeProxyVersion=version)
     return {'apiVersion': 'v1', 'kind': 'Node',
             'metadata': {'name': name, 'labels': labels or {}},
-            'status': {'conditions': [{'type': 'Ready', 'status': ready}],
-                       'nodeInfo': {'kubeletVersion': version}}}
+            'status': {'conditions': [{'type': 'Ready', 'status': ready}], 'nodeInfo': info}}
 
 
 def pod(name, node_name, owner=None, phase='Running'):
