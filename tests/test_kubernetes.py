@@ -28,6 +28,7 @@ from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftove
 from test_swarm import Playbooks, Rest
 
 ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
+CALICO_FIXTURE = pathlib.Path(__file__).parent / 'fixtures' / 'calico.yaml'
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(
     not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '
                             '.ci/run installs and starts them')]
@@ -105,23 +106,31 @@ def k8s_on_local_nodes(tmp_path, **env):
 
 
 @pytest.mark.skipif(bool(ARTIFACTS), reason='MAGNUM_K8S_ARTIFACTS is set: artifacts are there')
-@pytest.mark.parametrize('source', ['upstream', 'incomplete'])
+@pytest.mark.parametrize('source', ['upstream', 'incomplete', 'no calico manifest'])
 def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_path, source):
-    env = {}
+    env, template_args = {}, []
+    offline = tmp_path / 'artifacts'
     if source == 'incomplete':
-        offline = tmp_path / 'artifacts'
         (offline / 'bin').mkdir(parents=True)
         (offline / 'bin' / 'kubeadm').write_text('')
+    elif source == 'no calico manifest':
+        standin_artifacts(offline)
+        template_args = ['--network-driver', 'calico']
+    if source != 'upstream':
         env['MAGNUM_K8S_ARTIFACTS'] = str(offline)
     with k8s_on_local_nodes(tmp_path, **env) as made:
-        reason, nodes = made.create_failing()
+        reason, nodes = made.create_failing(*template_args)
         if source == 'upstream':
             assert 'Kubernetes v1.36.0 binaries could not be downloaded' in reason, reason
             assert 'https://dl.k8s.io/release/v1.36.0/bin/linux/amd64/' in reason, reason
             assert 'Set MAGNUM_K8S_ARTIFACTS' in reason, reason
-        else:
+        elif source == 'incomplete':
             assert ('MAGNUM_K8S_ARTIFACTS=%s is incomplete: missing bin/kubelet, bin/kubectl, '
                     'bin/crictl; no images/*.tar' % offline) in reason, reason
+        else:
+            assert ('network_driver calico needs its manifest: %s/manifests/calico.yaml is not '
+                    'a file (MAGNUM_K8S_ARTIFACTS=%s is incomplete' % (offline, offline)) \
+                in reason, reason
         # Nothing was done on the nodes: no Kubernetes binary installed.
         for node in nodes:
             probe = subprocess.run(['docker', 'exec', node, 'test', '-e',
@@ -278,8 +287,11 @@ def http_mirror(root):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, directory=str(root), **kwargs)
 
-        def log_message(self, *args):
+        def log_request(self, *args):
             requested.append(self.path)
+
+        def log_message(self, *args):
+            pass
 
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -298,7 +310,10 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
     served over real HTTP: a file that does not match its published SHA-256 fails the
     create naming it; a retry once the mirror is right downloads what is missing only,
     unpacks crictl from its tarball, and gives the nodes the binaries (the stand-in
-    kubeadm then fails the create with its message)."""
+    kubeadm then fails the create with its message). The template's network_driver is
+    calico: its manifest for the calico_tag label comes from Calico's mirror
+    (MAGNUM_K8S_CALICO_URL), before anything is done on the nodes (a manifest the
+    mirror does not have fails the create naming it), and is kept per tag."""
     import tarfile
     mirror = tmp_path / 'mirror'
     bins = mirror / 'k8s/release/v1.36.0/bin/linux/amd64'
@@ -312,17 +327,27 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
     with_sha256(tarball)
     good_kubelet = (bins / 'kubelet').read_text()
     (bins / 'kubelet').write_text(good_kubelet + '# tampered with\n')
+    calico = mirror / 'calico/v3.30.2/manifests/calico.yaml'
+    calico.parent.mkdir(parents=True)
     with http_mirror(mirror) as (url, requested), k8s_on_local_nodes(
             tmp_path, XDG_CACHE_HOME=str(tmp_path / 'cache'),
-            MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s', MAGNUM_K8S_CRICTL_URL=url + '/cri-tools') \
-            as made:
-        reason, nodes = made.create_failing()
+            MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s', MAGNUM_K8S_CRICTL_URL=url + '/cri-tools',
+            MAGNUM_K8S_CALICO_URL=url + '/calico') as made:
+        reason, nodes = made.create_failing('--network-driver', 'calico',
+                                            '--labels', 'calico_tag=v3.30.2')
         assert 'Kubernetes v1.36.0 binaries could not be downloaded (%s/k8s/release/v1.36.0/' \
             'bin/linux/amd64/kubelet: ' % url in reason, reason
         assert 'checksum' in reason.lower(), reason
         assert all(on_node(n, 'test', '-e', '/usr/local/bin/kubelet').returncode for n in nodes)
-        # The mirror put right, a retry goes on to the nodes.
+        # The binaries put right, the mirror has no calico v3.30.2: nothing on the nodes yet.
         (bins / 'kubelet').write_text(good_kubelet)
+        reason = made.retry_create()['status_reason']
+        assert "calico's manifest could not be downloaded (%s/calico/v3.30.2/manifests/" \
+            "calico.yaml: Request failed: HTTP Error 404" % url in reason, reason
+        assert 'MAGNUM_K8S_CALICO_URL' in reason, reason
+        assert all(on_node(n, 'test', '-e', '/usr/local/bin/kubelet').returncode for n in nodes)
+        # The mirror put right, a retry goes on to the nodes.
+        calico.write_text(CALICO_FIXTURE.read_text().replace('v3.31.3', 'v3.30.2'))
         cluster = made.retry_create()
         assert cluster['status'] == 'CREATE_FAILED', cluster
         assert 'stand-in kubeadm: init' in cluster['status_reason'], cluster['status_reason']
@@ -341,6 +366,8 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
         binaries = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
         assert all(os.access(cache / b, os.X_OK) for b in binaries)
         assert (cache / 'crictl-v1.36.0-linux-amd64.tar.gz').stat().st_mode & 0o777 == 0o644
+        assert (cache.parent / 'calico/v3.30.2/calico.yaml').read_text() == calico.read_text()
+        assert requested.count('/calico/v3.30.2/manifests/calico.yaml') == 2, requested
         made.delete_to_nothing()
 
 

@@ -2,6 +2,7 @@
 kubelet, kube-proxy and containerd configuration, artifact sources, node selection."""
 
 import json
+import pathlib
 import tarfile
 
 import pytest
@@ -246,6 +247,84 @@ def test_artifacts_upstream_or_offline(tmp_path):
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['binaries']['kubeadm'] == \
         str(tmp_path / 'bin' / 'kubeadm')
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['dir'] == str(tmp_path)
+
+
+CALICO = dict(TEMPLATE, network_driver='calico')
+CALICO_FIXTURE = pathlib.Path(__file__).parents[1] / 'fixtures' / 'calico.yaml'
+
+
+def calico(**labels):
+    return k8s.settings({'labels': labels}, CALICO)
+
+
+def test_calicos_manifest_from_the_offline_directory_a_file_or_its_tags_download(tmp_path):
+    c = calico()
+    assert c['calico_tag'] is None and c['calico_ipip'] == 'Never'   # the guide's Off
+    assert calico(calico_ipv4pool_ipip='CrossSubnet')['calico_ipip'] == 'CrossSubnet'
+    assert k8s.calico_source(c, cache_dir='/c') == {
+        'path': '/c/calico/v3.31.3/calico.yaml',
+        'url': 'https://raw.githubusercontent.com/projectcalico/calico/v3.31.3/manifests/'
+               'calico.yaml'}
+    assert k8s.calico_source(calico(calico_tag='v3.30.1'), '', 'http://mirror.local/calico/',
+                             '/c') == {'path': '/c/calico/v3.30.1/calico.yaml',
+                                       'url': 'http://mirror.local/calico/v3.30.1/manifests/'
+                                              'calico.yaml'}
+    with pytest.raises(Invalid, match='needs a cache directory'):
+        k8s.calico_source(c)
+    # An offline directory must have it (its images are in images/): nothing is downloaded.
+    with pytest.raises(Invalid, match=r'%s/manifests/calico.yaml is not a file \('
+                       'MAGNUM_K8S_ARTIFACTS=%s is incomplete' % (tmp_path, tmp_path)):
+        k8s.calico_source(c, str(tmp_path), cache_dir='/c')
+    (tmp_path / 'manifests').mkdir()
+    (tmp_path / 'manifests' / 'calico.yaml').write_text('')
+    assert k8s.calico_source(c, str(tmp_path), cache_dir='/c') == {
+        'path': str(tmp_path / 'manifests' / 'calico.yaml'), 'url': None}
+    # The role's variable names a file of the operator's, whatever the directory.
+    with pytest.raises(Invalid, match='/nowhere.yaml is not a file.$'):
+        k8s.calico_source(c, str(tmp_path), None, '/c', '/nowhere.yaml')
+    assert k8s.calico_source(c, None, None, None, str(CALICO_FIXTURE))['path'] == \
+        str(CALICO_FIXTURE)
+
+
+def containers(docs):
+    return dict((c['name'], c) for doc in docs if doc['kind'] in ('DaemonSet', 'Deployment')
+                for key in ('initContainers', 'containers')
+                for c in doc['spec']['template']['spec'].get(key, []))
+
+
+def test_calicos_manifest_gets_the_pod_network_the_ipip_mode_and_the_mirror():
+    import yaml
+    original = list(yaml.safe_load_all(CALICO_FIXTURE.read_text()))
+    docs = list(yaml.safe_load_all(k8s.calico_manifest(CALICO_FIXTURE.read_text(), calico(
+        calico_ipv4pool='10.20.0.0/16', container_infra_prefix='mirror.local:5000/k8s/'))))
+    node = containers(docs)['calico-node']
+    env = dict((e['name'], e.get('value', e.get('valueFrom'))) for e in node['env'])
+    assert env['CALICO_IPV4POOL_CIDR'] == '10.20.0.0/16'
+    assert env['CALICO_IPV4POOL_IPIP'] == 'Never'
+    assert env['CALICO_IPV4POOL_VXLAN'] == 'Never' and env['IP'] == 'autodetect'
+    assert env['NODENAME'] == {'fieldRef': {'fieldPath': 'spec.nodeName'}}
+    assert [e['name'] for e in node['env']].count('CALICO_IPV4POOL_IPIP') == 1
+    assert sorted(set(c['image'] for c in containers(docs).values())) == [
+        'mirror.local:5000/k8s/cni:v3.31.3', 'mirror.local:5000/k8s/kube-controllers:v3.31.3',
+        'mirror.local:5000/k8s/node:v3.31.3']
+    # The rest is Calico's, as published (the ConfigMap, the CRDs).
+    assert docs[:2] == original[:2]
+    # Without a mirror the images are Calico's; a calico_tag label is the manifest's own.
+    plain = k8s.calico_manifest(CALICO_FIXTURE.read_text(), calico(calico_tag='v3.31.3'))
+    assert sorted(set(c['image'] for c in containers(yaml.safe_load_all(plain)).values())) == [
+        'docker.io/calico/cni:v3.31.3', 'docker.io/calico/kube-controllers:v3.31.3',
+        'docker.io/calico/node:v3.31.3']
+
+
+@pytest.mark.parametrize('text, labels, message', [
+    (None, {'calico_tag': 'v3.30.1'},
+     'Label calico_tag v3.30.1: the calico manifest deploys v3.31.3'),
+    ('kind: ConfigMap\n', {}, 'has no calico-node container'),
+    ('a: [b\n', {}, 'The calico manifest is not YAML'),
+])
+def test_a_manifest_that_is_not_calicos_or_not_its_tags_is_refused(text, labels, message):
+    with pytest.raises(Invalid, match=message):
+        k8s.calico_manifest(text or CALICO_FIXTURE.read_text(), calico(**labels))
 
 
 def docker_archive(path, *tags):

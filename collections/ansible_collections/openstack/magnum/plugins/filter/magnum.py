@@ -79,6 +79,15 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
         raise AnsibleFilterError('k8s_document: %s' % exc)
 
 
+def k8s_calico_manifest(text, conf):
+    """Calico's manifest for the cluster (k8s_config.calico_manifest), as text."""
+    import json
+    try:
+        return k8s_config.calico_manifest(str(text), json.loads(json.dumps(conf)))
+    except MagnumError as exc:
+        raise AnsibleFilterError('k8s_calico_manifest: %s' % exc)
+
+
 def registry_host(value):
     return registries.host(value) or ''
 
@@ -108,6 +117,8 @@ class FilterModule(object):
                 'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
+                'k8s_calico_source': _wrap('k8s_calico_source', k8s_config.calico_source),
+                'k8s_calico_manifest': k8s_calico_manifest,
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),
                 'k8s_node_files': _wrap('k8s_node_files', k8s_config.node_files),
                 'k8s_binary_files': _wrap('k8s_binary_files', k8s_config.binary_files),

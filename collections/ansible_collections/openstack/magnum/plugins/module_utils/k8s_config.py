@@ -39,6 +39,13 @@ UPSTREAM_DOWNLOADS = 'https://dl.k8s.io'
 UPSTREAM_CRICTL = 'https://github.com/kubernetes-sigs/cri-tools/releases/download'
 BINARY_PATH = '%(base)s/release/%(tag)s/bin/linux/%(arch)s/%(name)s'
 CRICTL_PATH = '%(base)s/%(version)s/crictl-%(version)s-linux-%(arch)s.tar.gz'
+# network_driver calico: its manifest for the calico_tag label, as Calico publishes it
+# (MAGNUM_K8S_CALICO_URL names a mirror laid out the same way; no checksum is published
+# beside it). calico_ipv4pool_ipip's "Off" is Calico's "Never".
+DEFAULT_CALICO_TAG = 'v3.31.3'
+UPSTREAM_CALICO = 'https://raw.githubusercontent.com/projectcalico/calico'
+CALICO_MANIFEST_PATH = '%(base)s/%(tag)s/manifests/calico.yaml'
+CALICO_IPIP_MODES = {'Off': 'Never'}
 API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
 # The images only the control plane's static pods run: workers are not given them.
@@ -129,6 +136,10 @@ def settings(cluster, template, addon_images=None):
         'fail_cgroup_v1_field': minor >= KUBELET_FAIL_CGROUP_V1,
         'network_driver': network_driver,
         'flannel_backend': labels.get('flannel_backend') or 'vxlan',
+        # None: the manifest's own (the offline directory's), else DEFAULT_CALICO_TAG's.
+        'calico_tag': labels.get('calico_tag') or None,
+        'calico_ipip': CALICO_IPIP_MODES.get(labels.get('calico_ipv4pool_ipip') or 'Off',
+                                             labels.get('calico_ipv4pool_ipip')),
         'pod_cidr': str(pod_cidr),
         'service_cidr': str(service_cidr),
         # kubernetes.default is the range's first address, CoreDNS its tenth.
@@ -136,6 +147,7 @@ def settings(cluster, template, addon_images=None):
         'dns_domain': dns_domain,
         'proxy': proxy_env(template, ['.svc', '.' + dns_domain, str(pod_cidr), str(service_cidr)]),
         'image_repository': prefix or UPSTREAM_REGISTRY,
+        'container_infra_prefix': prefix or None,
         'images': dict((name, addon_image(ref, prefix, labels.get(ADDON_TAG_LABELS.get(name, ''))))
                        for name, ref in (addon_images or {}).items()),
         'coredns_tag': labels.get('coredns_tag') or None,
@@ -421,6 +433,63 @@ def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=No
             'downloads': downloads,
             'unpack': [{'src': downloads[-1]['dest'], 'member': 'crictl'}],
             'images': [], 'worker_images': [], 'image_names': {}}
+
+
+def calico_source(conf, offline_dir=None, calico_url=None, cache_dir=None, manifest=None):
+    """Where network_driver calico's manifest is on the controller (``path``): ``manifest``
+    when given, else the offline directory's ``manifests/calico.yaml`` (``offline_dir``:
+    the one k8s_artifacts took), else calico's for the cluster's calico_tag, downloaded
+    from ``url`` (upstream, or the mirror ``calico_url``) into ``cache_dir/calico/<tag>``
+    (``url`` is None when nothing is to be downloaded)."""
+    where = manifest or (offline_dir and os.path.join(offline_dir, 'manifests', 'calico.yaml'))
+    if where:
+        if not os.path.isfile(where):
+            raise Invalid("network_driver calico needs its manifest: %s is not a file%s." % (
+                where, '' if manifest else ' (MAGNUM_K8S_ARTIFACTS=%s is incomplete, its '
+                'calico images belong in images/)' % offline_dir))
+        return {'path': where, 'url': None}
+    if not cache_dir:
+        raise Invalid("Downloading calico's manifest needs a cache directory to keep it in.")
+    tag = conf.get('calico_tag') or DEFAULT_CALICO_TAG
+    return {'path': os.path.join(cache_dir, 'calico', tag, 'calico.yaml'),
+            'url': CALICO_MANIFEST_PATH % {'base': (calico_url or UPSTREAM_CALICO).rstrip('/'),
+                                           'tag': tag}}
+
+
+def calico_manifest(text, conf):
+    """Calico's manifest (YAML documents, as Calico publishes it) for the cluster: its
+    IPv4 pool the pod network with the calico_ipv4pool_ipip mode, its images from
+    container_infra_prefix when given. A calico_tag label must be the manifest's version
+    (calico-node's image tag)."""
+    import yaml
+    loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+    dumper = getattr(yaml, 'CSafeDumper', yaml.SafeDumper)
+    try:
+        docs = [doc for doc in yaml.load_all(text, Loader=loader) if doc]
+    except yaml.YAMLError as exc:
+        raise Invalid("The calico manifest is not YAML: %s" % exc)
+    node = None
+    for doc in docs:
+        if not isinstance(doc, dict) or doc.get('kind') not in ('DaemonSet', 'Deployment'):
+            continue
+        pod = ((doc.get('spec') or {}).get('template') or {}).get('spec') or {}
+        for container in (pod.get('initContainers') or []) + (pod.get('containers') or []):
+            if doc['kind'] == 'DaemonSet' and container.get('name') == 'calico-node':
+                node = container
+            if container.get('image') and conf.get('container_infra_prefix'):
+                container['image'] = addon_image(container['image'],
+                                                 conf['container_infra_prefix'])
+    if node is None:
+        raise Invalid("The calico manifest has no calico-node container (in a DaemonSet): "
+                      "it is not Calico's manifest.")
+    tag = str(node.get('image', '')).rpartition(':')[2]
+    if conf.get('calico_tag') and conf['calico_tag'] != tag:
+        raise Invalid("Label calico_tag %s: the calico manifest deploys %s (calico-node's "
+                      "image)." % (conf['calico_tag'], tag or 'no tagged image'))
+    wanted = {'CALICO_IPV4POOL_CIDR': conf['pod_cidr'], 'CALICO_IPV4POOL_IPIP': conf['calico_ipip']}
+    env = [e for e in node.get('env') or [] if e.get('name') not in wanted]
+    node['env'] = env + [{'name': k, 'value': v} for k, v in sorted(wanted.items())]
+    return yaml.dump_all(docs, Dumper=dumper, default_flow_style=False, sort_keys=False)
 
 
 def image_name(ref):
