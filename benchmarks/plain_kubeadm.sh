@@ -12,6 +12,10 @@ ADMIN=/etc/kubernetes/admin.conf
 
 prepare() {
     local node=$1 images=$2
+    # The node image's Docker engine stopped and its docker0 gone, as the driver does (the
+    # kubelet uses containerd; docker0 would hide 172.17.0.0/16).
+    docker exec "$node" sh -c 'systemctl disable --now -q docker.socket docker.service 2>/dev/null;
+        ip link delete docker0 2>/dev/null; true'
     docker exec "$node" sh -c 'apt-get update -q >/dev/null &&
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q containerd runc \
             containernetworking-plugins conntrack iptables socat ethtool ebtables >/dev/null &&

@@ -423,15 +423,15 @@ def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=No
     crictl = 'v%d.%d.0' % labels_mod.version_tuple(kube_tag)[:2]
     tarball = CRICTL_PATH % {'base': (crictl_url or UPSTREAM_CRICTL).rstrip('/'),
                              'version': crictl, 'arch': arch}
+    crictl_tarball = {'url': tarball, 'dest': os.path.join(download_dir, tarball.rpartition(
+        '/')[2]), 'mode': '0644'}
     downloads = [{'url': BINARY_PATH % {'base': base, 'tag': kube_tag, 'arch': arch, 'name': b},
                   'dest': os.path.join(download_dir, b), 'mode': '0755'}
                  for b in BINARIES if b != 'crictl']
-    downloads.append({'url': tarball, 'dest': os.path.join(download_dir, tarball.rpartition(
-        '/')[2]), 'mode': '0644'})
     return {'mode': 'upstream', 'download_dir': download_dir,
             'binaries': dict((b, os.path.join(download_dir, b)) for b in BINARIES),
-            'downloads': downloads,
-            'unpack': [{'src': downloads[-1]['dest'], 'member': 'crictl'}],
+            'downloads': downloads + [crictl_tarball],
+            'unpack': [{'src': crictl_tarball['dest'], 'member': 'crictl'}],
             'images': [], 'worker_images': [], 'image_names': {}}
 
 
