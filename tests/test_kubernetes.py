@@ -189,7 +189,7 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline)) as made:
         reason, nodes = made.create_failing(
             '--http-proxy', 'http://proxy.invalid:3128', '--no-proxy', 'registry.local',
-            '--insecure-registry', 'registry.local:5000')
+            '--insecure-registry', 'registry.local:5000', '--labels', 'flannel_backend=udp')
         assert 'stand-in kubeadm: init --config /etc/kubernetes/kubeadm.yaml' in reason, reason
         assert len(nodes) == 2
         # The first master is the one kubeadm init ran on.
@@ -226,6 +226,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             assert on_node(node, 'test', '-d', '/etc/kubernetes/manifests').returncode == 0
             assert on_node(node, 'systemctl', 'is-enabled', 'kubelet').stdout.strip() == 'enabled'
             assert on_node(node, 'sysctl', '-n', 'net.ipv4.ip_forward').stdout.strip() == '1'
+            # flannel's udp backend has its TUN device (a container node's /dev had none).
+            assert on_node(node, 'test', '-c', '/dev/net/tun').returncode == 0
             # The kubelet's resolv.conf (CoreDNS's upstream) names no loopback server:
             # the node's own is Docker's embedded DNS, 127.0.0.11, where CoreDNS would loop.
             assert 'nameserver 127.0.0.11' in on_node(node, 'cat', '/etc/resolv.conf').stdout
@@ -649,6 +651,8 @@ def load_workload(uuid, tmp_path):
         subprocess.run('tar -C %s -c . | docker import -c "ENV PATH=/bin" - %s'
                        % (root, WORKLOAD), shell=True, check=True, capture_output=True)
         subprocess.run(['docker', 'save', '-o', str(archive), WORKLOAD], check=True)
+        # The archive is what the nodes get: the engine keeps nothing of it.
+        subprocess.run(['docker', 'rmi', WORKLOAD], check=True, capture_output=True)
     for node in docker_ls('container', uuid):
         if on_node(node, 'test', '-e', '/etc/kubernetes/kubelet.conf').returncode == 0:
             subprocess.run('docker exec -i %s ctr -n k8s.io images import - < %s'
@@ -718,14 +722,22 @@ def run_pod(conf, name, script, node_selector=None):
 def assert_flannel_backend(conf, node):
     """The other nodes' pod subnets are routed from ``node`` as the template's flannel
     backend does it (label flannel_backend; vxlan by default): through the flannel.1
-    VXLAN device, or (host-gw) straight to each node's address."""
+    VXLAN device, (host-gw) straight to each node's address, or (udp) the whole pod
+    network through the flannel0 TUN device. Each node's subnet has the length the
+    label flannel_network_subnetlen gives (24 by default)."""
     backend = LABELS.get('flannel_backend', 'vxlan')
     rows = kubectl(conf, 'get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name} '
                    '{.spec.podCIDR} {.status.addresses[?(@.type=="InternalIP")].address}'
                    '{"\\n"}{end}')
     routes = on_node(node, 'ip', 'route').stdout
     for name, cidr, address in (line.split() for line in rows.splitlines()):
+        assert cidr.endswith('/%s' % LABELS.get('flannel_network_subnetlen', 24)), rows
         if name == node:
+            continue
+        if backend == 'udp':
+            pods = LABELS.get('flannel_network_cidr', '10.100.0.0/16')
+            assert [line for line in routes.splitlines()
+                    if line.startswith(pods + ' ') and 'dev flannel0' in line], routes
             continue
         route = [line for line in routes.splitlines() if line.startswith(cidr + ' ')]
         assert route, 'no route to %s pods (%s) on %s:\n%s' % (name, cidr, node, routes)

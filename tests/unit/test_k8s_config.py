@@ -11,6 +11,9 @@ from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
+CALICO = dict(TEMPLATE, network_driver='calico')
+CALICO_FIXTURE = pathlib.Path(__file__).parents[1] / 'fixtures' / 'calico.yaml'
+ROLE = pathlib.Path(k8s.__file__).parents[2] / 'roles' / 'kubernetes'
 MASTER = {'name': 'k-abc-master-0', 'address': '10.192.3.10', 'role': 'master',
           'nodegroup': 'default-master'}
 WORKER = {'name': 'k-abc-node-0', 'address': '10.192.3.11', 'role': 'worker',
@@ -41,6 +44,49 @@ def test_labels_map_to_settings():
     calico = k8s.settings({'labels': {'calico_ipv4pool': '192.168.0.0/16'}},
                           dict(TEMPLATE, network_driver='calico'))
     assert calico['pod_cidr'] == '192.168.0.0/16' and calico['network_driver'] == 'calico'
+
+
+def test_flannels_subnet_length_is_the_size_of_each_nodes_pod_subnet():
+    """flannel_network_subnetlen: kube-controller-manager gives each node a subnet of that
+    length (node-cidr-mask-size), which flannel's Kubernetes subnet manager routes."""
+    def manager_args(**labels):   # v1beta4's name/value list, as a mapping
+        return dict((a['name'], a['value']) for a in k8s.kubeadm_init(
+            conf(**labels), MASTER, '10.0.0.5')[1]['controllerManager']['extraArgs'])
+    assert 'node-cidr-mask-size' not in manager_args()
+    assert manager_args(flannel_network_subnetlen='26')['node-cidr-mask-size'] == '26'
+    # An operator's own kubecontroller_options flag is the one kept.
+    assert manager_args(flannel_network_subnetlen='26', kubecontroller_options=(
+        '--node-cidr-mask-size=25'))['node-cidr-mask-size'] == '25'
+    # Calico allocates its own blocks: the label is flannel's only.
+    calico_args = k8s.kubeadm_init(k8s.settings({'labels': {'flannel_network_subnetlen': '26'}},
+                                                CALICO), MASTER, '10.0.0.5')[1]
+    assert calico_args['controllerManager']['extraArgs'] == []
+    for bad in ('16', '8', '31', '33'):
+        with pytest.raises(Invalid, match=r'/%s does not divide the pod network 10.100.0.0/16 '
+                           r'into node subnets \(from /17 to /30\)' % bad):
+            conf(flannel_network_subnetlen=bad)
+    # At most 16 bits longer than the pod network (kube-controller-manager's bound).
+    with pytest.raises(Invalid, match=r'/29 does not .* \(from /13 to /28\)'):
+        conf(flannel_network_cidr='172.16.0.0/12', flannel_network_subnetlen='29')
+
+
+def flannel_manifest(c):
+    import jinja2
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates'))) \
+        .get_template('flannel.yml.j2').render(ansible_managed='test', kubernetes_conf=c)
+
+
+def test_flannels_udp_backend_is_given_the_tun_device():
+    import yaml
+    for backend, tun in (('udp', True), ('vxlan', False), ('host-gw', False)):
+        docs = list(yaml.safe_load_all(flannel_manifest(conf(flannel_backend=backend))))
+        net = json.loads(docs[4]['data']['net-conf.json'])
+        assert net['Backend'] == {'Type': backend}
+        pod = docs[5]['spec']['template']['spec']
+        flannel = pod['containers'][0]
+        assert ({'name': 'tun', 'mountPath': '/dev/net/tun'} in flannel['volumeMounts']) == tun
+        assert ({'name': 'tun', 'hostPath': {'path': '/dev/net/tun', 'type': 'CharDevice'}}
+                in pod['volumes']) == tun
 
 
 @pytest.mark.parametrize('labels, message', [
@@ -139,16 +185,13 @@ def test_the_templates_proxies_reach_containerd_with_the_clusters_own_ranges_exc
 def test_addon_images_follow_the_mirror_and_their_tag_labels():
     """container_infra_prefix is the mirror of every image (the guide), flannel_tag and
     flannel_cni_tag pick flannel's tags; the flannel manifest the role applies uses them."""
-    import jinja2
     import yaml
-    from pathlib import Path
     assert k8s.addon_image('ghcr.io/flannel-io/flannel:v0.26.7') == \
         'ghcr.io/flannel-io/flannel:v0.26.7'
     assert k8s.addon_image('ghcr.io/flannel-io/flannel:v0.26.7', 'mirror.local:5000/k8s',
                            'v0.27.0') == 'mirror.local:5000/k8s/flannel:v0.27.0'
     assert k8s.addon_image('flannel', None, 'v1') == 'flannel:v1'
-    role = Path(k8s.__file__).parents[2] / 'roles' / 'kubernetes'
-    defaults = yaml.safe_load((role / 'defaults' / 'main.yml').read_text())
+    defaults = yaml.safe_load((ROLE / 'defaults' / 'main.yml').read_text())
     addons = {'flannel': defaults['kubernetes_flannel_image'],
               'flannel_cni': defaults['kubernetes_flannel_cni_plugin_image']}
     plain = k8s.settings({'labels': {}}, TEMPLATE, addons)
@@ -158,8 +201,7 @@ def test_addon_images_follow_the_mirror_and_their_tag_labels():
     assert c['images']['flannel'] == 'mirror.local/k8s/flannel:v0.27.0'
     assert c['images']['flannel_cni'] == 'mirror.local/k8s/flannel-cni-plugin:' + \
         addons['flannel_cni'].rpartition(':')[2]
-    manifest = jinja2.Environment(loader=jinja2.FileSystemLoader(str(role / 'templates'))) \
-        .get_template('flannel.yml.j2').render(ansible_managed='test', kubernetes_conf=c)
+    manifest = flannel_manifest(c)
     images = [line.split()[-1] for line in manifest.splitlines() if 'image:' in line]
     assert sorted(set(images)) == sorted(c['images'].values()), images
 
@@ -247,10 +289,6 @@ def test_artifacts_upstream_or_offline(tmp_path):
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['binaries']['kubeadm'] == \
         str(tmp_path / 'bin' / 'kubeadm')
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['dir'] == str(tmp_path)
-
-
-CALICO = dict(TEMPLATE, network_driver='calico')
-CALICO_FIXTURE = pathlib.Path(__file__).parents[1] / 'fixtures' / 'calico.yaml'
 
 
 def calico(**labels):

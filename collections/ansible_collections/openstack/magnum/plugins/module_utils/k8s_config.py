@@ -127,6 +127,15 @@ def settings(cluster, template, addon_images=None):
         raise Invalid("The pod network %s overlaps the service range %s."
                       % (pod_cidr, service_cidr))
     prefix = (labels.get('container_infra_prefix') or '').rstrip('/')
+    extra_args = dict((component, parse_options(labels.get(label), label)) for component, label in (
+        ('kubelet', 'kubelet_options'), ('apiServer', 'kubeapi_options'),
+        ('controllerManager', 'kubecontroller_options'),
+        ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options')))
+    subnetlen = _node_subnet_length(labels, network_driver, pod_cidr)
+    if subnetlen and not any(a['name'] == 'node-cidr-mask-size'
+                             for a in extra_args['controllerManager']):
+        extra_args['controllerManager'].append({'name': 'node-cidr-mask-size',
+                                                'value': str(subnetlen)})
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
     return {
         'kube_tag': tag,
@@ -153,10 +162,7 @@ def settings(cluster, template, addon_images=None):
         'coredns_tag': labels.get('coredns_tag') or None,
         # systemd: the nodes run systemd and containerd uses SystemdCgroup (README).
         'cgroup_driver': labels.get('cgroup_driver') or 'systemd',
-        'extra_args': dict((component, parse_options(labels.get(label), label)) for component, label in (
-            ('kubelet', 'kubelet_options'), ('apiServer', 'kubeapi_options'),
-            ('controllerManager', 'kubecontroller_options'),
-            ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options'))),
+        'extra_args': extra_args,
         'availability_zone': labels.get('availability_zone') or None,
         'dns_nameserver': template.get('dns_nameserver') or None,
         'resolv_conf': RESOLV_CONF,
@@ -164,6 +170,26 @@ def settings(cluster, template, addon_images=None):
         'registry_hosts_dir': REGISTRY_HOSTS_DIR,
         'registry_hosts_mark': REGISTRY_HOSTS_MARK,
     }
+
+
+def _node_subnet_length(labels, network_driver, pod_cidr):
+    """flannel_network_subnetlen (network_driver flannel): the prefix length of each
+    node's pod subnet, which kube-controller-manager allocates (node-cidr-mask-size)
+    and flannel routes; None when unset."""
+    value = labels.get('flannel_network_subnetlen')
+    if network_driver != 'flannel' or value in (None, ''):
+        return None
+    try:
+        length = int(value)
+    except (TypeError, ValueError):
+        raise Invalid("Label flannel_network_subnetlen: %r is not a prefix length." % (value,))
+    # kube-controller-manager's bounds: longer than the pod network's, by 16 bits at most.
+    if not pod_cidr.prefixlen < length <= min(pod_cidr.prefixlen + 16, pod_cidr.max_prefixlen - 2):
+        raise Invalid("Label flannel_network_subnetlen: /%d does not divide the pod network %s "
+                      "into node subnets (from /%d to /%d)." % (
+                          length, pod_cidr, pod_cidr.prefixlen + 1,
+                          min(pod_cidr.prefixlen + 16, pod_cidr.max_prefixlen - 2)))
+    return length
 
 
 def _by_version(table, minor):
