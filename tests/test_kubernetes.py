@@ -771,6 +771,10 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
         master = [name for name, n in nodes.items() if n[0] == 'master'][0]
         assert 'NoSchedule' in kubectl(conf, 'get', 'node', master, '-o',
                                        'jsonpath={.spec.taints[*].effect}')
+        if LABELS.get('admission_control_list'):   # the API server runs with them
+            assert '--enable-admission-plugins=%s' % LABELS['admission_control_list'] in \
+                kubectl(conf, '-n', 'kube-system', 'get', 'pod', 'kube-apiserver-' + master,
+                        '-o', 'jsonpath={.spec.containers[0].command}')
 
         load_workload(uuid, tmp_path)
         kubectl(conf, 'apply', '-f', '-', stdin=web(3, nodes[master][3]))
@@ -778,10 +782,16 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
         placed = kubectl(conf, 'get', 'pods', '-l', 'app=web', '-o',
                          'jsonpath={.items[*].spec.nodeName}').split()
         assert set(placed) == set(workers), placed
+        # The Service has the three pods (rollout status does not wait for the endpoints).
+        wait_for(lambda: len(kubectl(conf, 'get', 'endpoints', 'web', '-o', 'jsonpath='
+                                     '{.subsets[*].addresses[*].ip}').split()) == 3,
+                 timeout=60, interval=1)
         out, _ = run_pod(conf, 'client', 'for i in $(seq 12); do '
                          'wget -qO- http://web.default.svc.cluster.local; done')
         answered = set(out.split())
-        assert len(answered) >= 2, out       # the Service spreads over pods on both workers
+        # The Service spreads over pods on both workers.
+        assert len(answered) >= 2, (out, kubectl(conf, 'get', 'endpoints', 'web', '-o', 'yaml'),
+                                    kubectl(conf, 'get', 'pods', '-o', 'wide'))
         assert_flannel_backend(conf, workers[0])
 
         rest.coe('nodegroup', 'create', 'k', 'tests', '--role', 'test', '--node-count', '1')

@@ -70,6 +70,18 @@ def test_flannels_subnet_length_is_the_size_of_each_nodes_pod_subnet():
         conf(flannel_network_cidr='172.16.0.0/12', flannel_network_subnetlen='29')
 
 
+def test_admission_control_list_is_the_api_servers_admission_plugins():
+    def api_args(**labels):
+        return dict((a['name'], a['value']) for a in k8s.kubeadm_init(
+            conf(**labels), MASTER, '10.0.0.5')[1]['apiServer']['extraArgs'])
+    assert 'enable-admission-plugins' not in api_args()
+    assert api_args(admission_control_list='NodeRestriction, LimitRanger')[
+        'enable-admission-plugins'] == 'NodeRestriction,LimitRanger'
+    assert api_args(admission_control_list='NodeRestriction', kubeapi_options=(
+        '--enable-admission-plugins=PodNodeSelector'))['enable-admission-plugins'] == \
+        'PodNodeSelector'
+
+
 def flannel_manifest(c):
     import jinja2
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates'))) \

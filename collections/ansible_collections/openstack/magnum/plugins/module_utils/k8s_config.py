@@ -131,11 +131,14 @@ def settings(cluster, template, addon_images=None):
         ('kubelet', 'kubelet_options'), ('apiServer', 'kubeapi_options'),
         ('controllerManager', 'kubecontroller_options'),
         ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options')))
-    subnetlen = _node_subnet_length(labels, network_driver, pod_cidr)
-    if subnetlen and not any(a['name'] == 'node-cidr-mask-size'
-                             for a in extra_args['controllerManager']):
-        extra_args['controllerManager'].append({'name': 'node-cidr-mask-size',
-                                                'value': str(subnetlen)})
+    # Flags that labels of their own set; the *_options labels' own flags win.
+    for component, flag, value in (
+            ('controllerManager', 'node-cidr-mask-size',
+             _node_subnet_length(labels, network_driver, pod_cidr)),
+            ('apiServer', 'enable-admission-plugins',
+             labels.get('admission_control_list', '').replace(' ', ''))):
+        if value and not any(a['name'] == flag for a in extra_args[component]):
+            extra_args[component].append({'name': flag, 'value': str(value)})
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
     return {
         'kube_tag': tag,
