@@ -377,6 +377,17 @@ def test_a_manifest_that_is_not_calicos_or_not_its_tags_is_refused(text, labels,
         k8s.calico_manifest(text or CALICO_FIXTURE.read_text(), calico(**labels))
 
 
+def test_the_calico_filter_takes_ansibles_strings_and_names_itself_in_errors():
+    from ansible.errors import AnsibleFilterError
+    from ansible.utils.unsafe_proxy import wrap_var
+    from ansible_collections.openstack.magnum.plugins.filter.magnum import FilterModule
+    manifest = FilterModule().filters()['k8s_calico_manifest']
+    conf = wrap_var(calico(calico_ipv4pool='10.20.0.0/16'))
+    assert 'value: 10.20.0.0/16' in manifest(wrap_var(CALICO_FIXTURE.read_text()), conf)
+    with pytest.raises(AnsibleFilterError, match='^k8s_calico_manifest: .*has no calico-node'):
+        manifest('kind: ConfigMap\n', conf)
+
+
 def docker_archive(path, *tags):
     """A tarball laid out as `docker save` writes one (only its manifest matters here)."""
     manifest = path.parent / 'manifest.json'

@@ -51,11 +51,8 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
     (containerd's hosts.toml for the insecure registry) or ``resolv`` (the
     kubelet's resolv.conf from the node's ``resolv`` and the controller's
     ``fallback_resolv``)."""
-    import json
     import yaml
-    # Plain Python values (Ansible hands over its own str subclasses, which YAML's
-    # safe dumper refuses).
-    conf, node = json.loads(json.dumps(conf)), json.loads(json.dumps(node))
+    conf, node = _plain(conf), _plain(node)
     endpoint, token, ca_cert_hash, certificate_key, ca = [
         None if v is None else str(v) for v in (endpoint, token, ca_cert_hash, certificate_key, ca)]
     try:
@@ -81,11 +78,14 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
 
 def k8s_calico_manifest(text, conf):
     """Calico's manifest for the cluster (k8s_config.calico_manifest), as text."""
+    return k8s_config.calico_manifest(str(text), _plain(conf))
+
+
+def _plain(value):
+    """``value`` in plain Python types: Ansible hands over its own str subclasses,
+    which YAML's safe dumper refuses."""
     import json
-    try:
-        return k8s_config.calico_manifest(str(text), json.loads(json.dumps(conf)))
-    except MagnumError as exc:
-        raise AnsibleFilterError('k8s_calico_manifest: %s' % exc)
+    return json.loads(json.dumps(value))
 
 
 def registry_host(value):
@@ -118,7 +118,7 @@ class FilterModule(object):
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
                 'k8s_calico_source': _wrap('k8s_calico_source', k8s_config.calico_source),
-                'k8s_calico_manifest': k8s_calico_manifest,
+                'k8s_calico_manifest': _wrap('k8s_calico_manifest', k8s_calico_manifest),
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),
                 'k8s_node_files': _wrap('k8s_node_files', k8s_config.node_files),
                 'k8s_binary_files': _wrap('k8s_binary_files', k8s_config.binary_files),

@@ -150,8 +150,7 @@ def settings(cluster, template, addon_images=None):
         'flannel_backend': labels.get('flannel_backend') or 'vxlan',
         # None: the manifest's own (the offline directory's), else DEFAULT_CALICO_TAG's.
         'calico_tag': labels.get('calico_tag') or None,
-        'calico_ipip': CALICO_IPIP_MODES.get(labels.get('calico_ipv4pool_ipip') or 'Off',
-                                             labels.get('calico_ipv4pool_ipip')),
+        'calico_ipip': _calico_ipip(labels),
         'pod_cidr': str(pod_cidr),
         'service_cidr': str(service_cidr),
         # kubernetes.default is the range's first address, CoreDNS its tenth.
@@ -187,12 +186,19 @@ def _node_subnet_length(labels, network_driver, pod_cidr):
     except (TypeError, ValueError):
         raise Invalid("Label flannel_network_subnetlen: %r is not a prefix length." % (value,))
     # kube-controller-manager's bounds: longer than the pod network's, by 16 bits at most.
-    if not pod_cidr.prefixlen < length <= min(pod_cidr.prefixlen + 16, pod_cidr.max_prefixlen - 2):
+    longest = min(pod_cidr.prefixlen + 16, pod_cidr.max_prefixlen - 2)
+    if not pod_cidr.prefixlen < length <= longest:
         raise Invalid("Label flannel_network_subnetlen: /%d does not divide the pod network %s "
                       "into node subnets (from /%d to /%d)." % (
-                          length, pod_cidr, pod_cidr.prefixlen + 1,
-                          min(pod_cidr.prefixlen + 16, pod_cidr.max_prefixlen - 2)))
+                          length, pod_cidr, pod_cidr.prefixlen + 1, longest))
     return length
+
+
+def _calico_ipip(labels):
+    """calico_ipv4pool_ipip (labels.CATALOGUE checked it) as calico-node's
+    CALICO_IPV4POOL_IPIP: Magnum's ``Off``, the default, is Calico's ``Never``."""
+    ipip = labels.get('calico_ipv4pool_ipip') or 'Off'
+    return CALICO_IPIP_MODES.get(ipip, ipip)
 
 
 def _by_version(table, minor):
