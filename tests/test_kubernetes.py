@@ -4,8 +4,9 @@ No Kubernetes server binary or image is reachable from this machine's registries
 tests that need a real control plane run when MAGNUM_K8S_ARTIFACTS names an offline
 artifacts directory (bin/ and images/*.tar, README "Kubernetes") and are skipped, by name,
 otherwise. What runs everywhere: a create whose artifacts cannot be had (upstream
-unreachable, or an incomplete offline directory) ends CREATE_FAILED saying what is
-missing, before anything is done on the nodes, and its delete leaves nothing."""
+unreachable, an incomplete offline directory, or one built for another architecture than
+the nodes') ends CREATE_FAILED saying what is missing, before anything is done on the
+nodes, and its delete leaves nothing."""
 
 import contextlib
 import functools
@@ -13,6 +14,7 @@ import hashlib
 import json
 import os
 import pathlib
+import platform
 import re
 import shutil
 import subprocess
@@ -106,27 +108,40 @@ def k8s_on_local_nodes(tmp_path, **env):
 
 
 @pytest.mark.skipif(bool(ARTIFACTS), reason='MAGNUM_K8S_ARTIFACTS is set: artifacts are there')
-@pytest.mark.parametrize('source', ['upstream', 'incomplete', 'no calico manifest'])
+@pytest.mark.parametrize('source', ['upstream', 'incomplete', 'no calico manifest',
+                                    'another architecture'])
 def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_path, source):
     env, template_args = {}, []
     offline = tmp_path / 'artifacts'
+    # The nodes' architecture as Kubernetes names it (they run on this machine's kernel),
+    # and another one.
+    arch = {'x86_64': 'amd64', 'aarch64': 'arm64'}[platform.machine()]
+    other = {'amd64': ('arm64', 183), 'arm64': ('amd64', 62)}[arch]
     if source == 'incomplete':
         (offline / 'bin').mkdir(parents=True)
         (offline / 'bin' / 'kubeadm').write_text('')
     elif source == 'no calico manifest':
         standin_artifacts(offline)
         template_args = ['--network-driver', 'calico']
+    elif source == 'another architecture':
+        standin_artifacts(offline)
+        # An ELF header (all that is read of it) for the other architecture.
+        (offline / 'bin' / 'kubelet').write_bytes(
+            b'\x7fELF\x02\x01\x01' + bytes(11) + other[1].to_bytes(2, 'little') + bytes(44))
     if source != 'upstream':
         env['MAGNUM_K8S_ARTIFACTS'] = str(offline)
     with k8s_on_local_nodes(tmp_path, **env) as made:
         reason, nodes = made.create_failing(*template_args)
         if source == 'upstream':
             assert 'Kubernetes v1.36.0 binaries could not be downloaded' in reason, reason
-            assert 'https://dl.k8s.io/release/v1.36.0/bin/linux/amd64/' in reason, reason
+            assert 'https://dl.k8s.io/release/v1.36.0/bin/linux/%s/' % arch in reason, reason
             assert 'Set MAGNUM_K8S_ARTIFACTS' in reason, reason
         elif source == 'incomplete':
             assert ('MAGNUM_K8S_ARTIFACTS=%s is incomplete: missing bin/kubelet, bin/kubectl, '
                     'bin/crictl; no images/*.tar' % offline) in reason, reason
+        elif source == 'another architecture':
+            assert ('MAGNUM_K8S_ARTIFACTS=%s is not for the nodes, which are %s: bin/kubelet '
+                    'is built for %s.' % (offline, arch, other[0])) in reason, reason
         else:
             assert ('network_driver calico needs its manifest: %s/manifests/calico.yaml is not '
                     'a file (MAGNUM_K8S_ARTIFACTS=%s is incomplete' % (offline, offline)) \
@@ -363,12 +378,14 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
                      '/cri-tools/v1.36.0/crictl-v1.36.0-linux-amd64.tar.gz'):
             assert requested.count(path) == 1, requested
         assert requested.count('/k8s/release/v1.36.0/bin/linux/amd64/kubelet') == 2, requested
-        # Kept per version: the binaries executable, the tarball a plain file.
-        cache = tmp_path / 'cache/openstack-magnum/kubernetes/v1.36.0'
+        # Kept per version and architecture: the binaries executable, the tarball a plain
+        # file; calico's manifest per tag.
+        kept = tmp_path / 'cache/openstack-magnum/kubernetes'
+        cache = kept / 'v1.36.0/amd64'
         binaries = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
         assert all(os.access(cache / b, os.X_OK) for b in binaries)
         assert (cache / 'crictl-v1.36.0-linux-amd64.tar.gz').stat().st_mode & 0o777 == 0o644
-        assert (cache.parent / 'calico/v3.30.2/calico.yaml').read_text() == calico.read_text()
+        assert (kept / 'calico/v3.30.2/calico.yaml').read_text() == calico.read_text()
         assert requested.count('/calico/v3.30.2/manifests/calico.yaml') == 2, requested
         made.delete_to_nothing()
 

@@ -257,19 +257,19 @@ def test_artifacts_upstream_or_offline(tmp_path):
     with pytest.raises(Invalid, match='needs a cache directory'):
         k8s.artifact_source('v1.35.2')
     up = k8s.artifact_source('v1.35.2', cache_dir='/cache')
-    assert up['mode'] == 'upstream' and up['download_dir'] == '/cache/v1.35.2'
+    assert up['mode'] == 'upstream' and up['download_dir'] == '/cache/v1.35.2/amd64'
     # Every binary, crictl too, is at the same kind of place as an offline directory's.
-    assert up['binaries'] == dict((b, '/cache/v1.35.2/' + b) for b in k8s.BINARIES)
+    assert up['binaries'] == dict((b, '/cache/v1.35.2/amd64/' + b) for b in k8s.BINARIES)
     downloads = dict((d['dest'].rpartition('/')[2], d) for d in up['downloads'])
     assert downloads['kubeadm'] == {
         'url': 'https://dl.k8s.io/release/v1.35.2/bin/linux/amd64/kubeadm',
-        'dest': '/cache/v1.35.2/kubeadm', 'mode': '0755'}
+        'dest': '/cache/v1.35.2/amd64/kubeadm', 'mode': '0755'}
     assert 'crictl' not in downloads   # cri-tools releases it, one tarball per minor
     tarball = 'crictl-v1.35.0-linux-amd64.tar.gz'
     assert downloads[tarball] == {
         'url': 'https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.35.0/'
-               + tarball, 'dest': '/cache/v1.35.2/' + tarball, 'mode': '0644'}
-    assert up['unpack'] == [{'src': '/cache/v1.35.2/' + tarball, 'member': 'crictl'}]
+               + tarball, 'dest': '/cache/v1.35.2/amd64/' + tarball, 'mode': '0644'}
+    assert up['unpack'] == [{'src': '/cache/v1.35.2/amd64/' + tarball, 'member': 'crictl'}]
     mirrored = k8s.artifact_source('v1.35.2', '', 'http://mirror.local/k8s/',
                                    'http://mirror.local/cri-tools', '/cache')
     assert sorted(d['url'] for d in mirrored['downloads']) == [
@@ -301,6 +301,62 @@ def test_artifacts_upstream_or_offline(tmp_path):
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['binaries']['kubeadm'] == \
         str(tmp_path / 'bin' / 'kubeadm')
     assert k8s.artifact_source('v1.35.2', str(tmp_path))['dir'] == str(tmp_path)
+
+
+def elf(path, machine, byte_order=1):
+    """An ELF header (all that elf_arch reads) of the machine number given."""
+    path.write_bytes(b'\x7fELF\x02' + bytes([byte_order]) + b'\x01' + bytes(11)
+                     + machine.to_bytes(2, 'little' if byte_order == 1 else 'big') + bytes(44))
+    return str(path)
+
+
+def test_the_nodes_architecture_as_kubernetes_names_it():
+    assert k8s.node_arch({}) == 'amd64'
+    assert k8s.node_arch({'m0': 'x86_64\r\n', 'w0': 'x86_64'}) == 'amd64'
+    assert k8s.node_arch({'w0': 'aarch64\n'}) == 'arm64'
+    with pytest.raises(Invalid, match=r'more than one architecture \(amd64: m0, w1; arm64: w0\)'):
+        k8s.node_arch({'m0': 'x86_64', 'w0': 'aarch64', 'w1': 'x86_64'})
+    with pytest.raises(Invalid, match='Node w0 is a mips64 machine: Kubernetes is released for '
+                                      'aarch64, armv7l'):
+        k8s.node_arch({'w0': 'mips64'})
+
+
+def test_an_executables_architecture_from_its_elf_header(tmp_path):
+    import platform
+    import sys
+    assert k8s.elf_arch(sys.executable) == k8s.UNAME_ARCHES[platform.machine()]
+    assert k8s.elf_arch(elf(tmp_path / 'a', 183)) == 'arm64'
+    assert k8s.elf_arch(elf(tmp_path / 'b', 22, byte_order=2)) == 's390x'
+    assert k8s.elf_arch(elf(tmp_path / 'c', 8)) == 'ELF machine 8'
+    (tmp_path / 'script').write_text('#!/bin/sh\n')
+    assert k8s.elf_arch(str(tmp_path / 'script')) is None
+
+
+def test_artifacts_of_the_nodes_architecture(tmp_path):
+    arm = k8s.artifact_source('v1.35.2', cache_dir='/cache', arch='arm64')
+    assert arm['download_dir'] == '/cache/v1.35.2/arm64'
+    assert sorted(d['url'].rpartition('/')[0] for d in arm['downloads']) == [
+        'https://dl.k8s.io/release/v1.35.2/bin/linux/arm64'] * 3 + [
+        'https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.35.0']
+    assert arm['downloads'][-1]['url'].endswith('/crictl-v1.35.0-linux-arm64.tar.gz')
+    # An offline directory built for another architecture is refused, naming what.
+    (tmp_path / 'bin').mkdir()
+    (tmp_path / 'images').mkdir()
+    for name in k8s.BINARIES:
+        elf(tmp_path / 'bin' / name, 62)
+    elf(tmp_path / 'bin' / 'kubelet', 183)
+    docker_archive(tmp_path / 'images' / 'a.tar', 'registry.k8s.io/pause:3.10.1')
+    docker_archive(tmp_path / 'images' / 'b.tar', 'registry.k8s.io/etcd:3.6.5-0',
+                   arch='arm64')
+    with pytest.raises(Invalid, match=r'MAGNUM_K8S_ARTIFACTS=%s is not for the nodes, which are '
+                                      r'amd64: bin/kubelet is built for arm64; images/b.tar '
+                                      r'holds arm64 images\.$' % tmp_path):
+        k8s.artifact_source('v1.35.2', str(tmp_path))
+    elf(tmp_path / 'bin' / 'kubelet', 62)
+    docker_archive(tmp_path / 'images' / 'b.tar', 'registry.k8s.io/etcd:3.6.5-0', arch='amd64')
+    assert k8s.artifact_source('v1.35.2', str(tmp_path), arch='amd64')['mode'] == 'offline'
+    with pytest.raises(Invalid, match='which are arm64: bin/kubeadm is built for amd64; '):
+        k8s.artifact_source('v1.35.2', str(tmp_path), arch='arm64')
 
 
 def calico(**labels):
@@ -388,13 +444,19 @@ def test_the_calico_filter_takes_ansibles_strings_and_names_itself_in_errors():
         manifest('kind: ConfigMap\n', conf)
 
 
-def docker_archive(path, *tags):
-    """A tarball laid out as `docker save` writes one (only its manifest matters here)."""
+def docker_archive(path, *tags, arch=None):
+    """A tarball laid out as `docker save` writes one (its manifest, and its image's
+    config when an architecture is given)."""
     manifest = path.parent / 'manifest.json'
     manifest.write_text(json.dumps([{'Config': 'c.json', 'RepoTags': list(tags), 'Layers': []}]))
+    config = path.parent / 'c.json'
+    config.write_text(json.dumps({'architecture': arch, 'os': 'linux'}))
     with tarfile.open(path, 'w') as tar:
         tar.add(manifest, arcname='manifest.json')
+        if arch:
+            tar.add(config, arcname='c.json')
     manifest.unlink()
+    config.unlink()
     return str(path)
 
 

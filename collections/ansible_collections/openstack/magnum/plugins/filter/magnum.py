@@ -117,6 +117,7 @@ class FilterModule(object):
                 'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
+                'k8s_node_arch': _wrap('k8s_node_arch', k8s_config.node_arch),
                 'k8s_calico_source': _wrap('k8s_calico_source', k8s_config.calico_source),
                 'k8s_calico_manifest': _wrap('k8s_calico_manifest', k8s_calico_manifest),
                 'k8s_emptiest_nodes': _wrap('k8s_emptiest_nodes', k8s_config.emptiest_nodes),

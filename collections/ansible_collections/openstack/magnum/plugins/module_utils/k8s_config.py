@@ -46,6 +46,13 @@ DEFAULT_CALICO_TAG = 'v3.31.3'
 UPSTREAM_CALICO = 'https://raw.githubusercontent.com/projectcalico/calico'
 CALICO_MANIFEST_PATH = '%(base)s/%(tag)s/manifests/calico.yaml'
 CALICO_IPIP_MODES = {'Off': 'Never'}
+# Architectures as Kubernetes' downloads and images name them: the nodes' (``uname -m``),
+# an offline directory's binaries' (ELF machine and byte order) and images' (their config).
+DEFAULT_ARCH = 'amd64'
+UNAME_ARCHES = {'x86_64': 'amd64', 'aarch64': 'arm64', 'armv7l': 'arm', 'armv8l': 'arm',
+                'ppc64le': 'ppc64le', 's390x': 's390x', 'riscv64': 'riscv64'}
+ELF_ARCHES = {(62, 1): 'amd64', (183, 1): 'arm64', (40, 1): 'arm', (21, 1): 'ppc64le',
+              (21, 2): 'ppc64', (22, 2): 's390x', (243, 1): 'riscv64', (3, 1): '386'}
 API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
 # The images only the control plane's static pods run: workers are not given them.
@@ -422,15 +429,18 @@ def registry_hosts(conf):
 
 
 def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=None,
-                    cache_dir=None, arch='amd64'):
+                    cache_dir=None, arch=None):
     """Where binaries and images come from: the offline directory
     (``MAGNUM_K8S_ARTIFACTS``: ``bin/`` and ``images/*.tar``, or one such directory
     per version, ``<kube_tag>/bin`` ..., which an upgrade needs; ``dir``: the one taken,
     where its ``manifests/`` are too) when given, else downloads for ``kube_tag`` into
-    ``cache_dir/<kube_tag>`` (``download_dir``): ``downloads`` (each file's ``url``, ``dest`` and
-    ``mode``; upstream, or the mirrors ``download_url`` / ``crictl_url``) and ``unpack``
-    (crictl comes in cri-tools' tarball). Either way ``binaries`` maps each binary's
-    name to its path on the controller."""
+    ``cache_dir/<kube_tag>/<arch>`` (``download_dir``): ``downloads`` (each file's ``url``,
+    ``dest`` and ``mode``; upstream, or the mirrors ``download_url`` / ``crictl_url``) and
+    ``unpack`` (crictl comes in cri-tools' tarball). Either way ``binaries`` maps each
+    binary's name to its path on the controller. ``arch``: the nodes' (``node_arch``;
+    DEFAULT_ARCH when not given); an offline directory's binaries and images built for
+    another are refused."""
+    arch = arch or DEFAULT_ARCH
     if offline_dir:
         if os.path.isdir(os.path.join(offline_dir, kube_tag)):
             offline_dir = os.path.join(offline_dir, kube_tag)
@@ -444,7 +454,9 @@ def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=No
                 (['missing bin/' + ', bin/'.join(missing)] if missing else [])
                 + ([] if images else ['no images/*.tar']))))
         images = [os.path.join(images_dir, f) for f in images]
-        names = dict((i, [image_name(tag) for tag in archive_tags(i)]) for i in images)
+        manifests = dict((i, archive_manifest(i)) for i in images)
+        _check_offline_arch(offline_dir, arch, manifests, bin_dir)
+        names = dict((i, [image_name(tag) for tag in manifests[i]['tags']]) for i in images)
         return {'mode': 'offline', 'dir': offline_dir,
                 'binaries': dict((b, os.path.join(bin_dir, b)) for b in BINARIES),
                 'images': images,
@@ -453,7 +465,7 @@ def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=No
     if not cache_dir:
         raise Invalid('Downloading Kubernetes %s needs a cache directory to keep it in.'
                       % kube_tag)
-    download_dir = os.path.join(cache_dir, kube_tag)
+    download_dir = os.path.join(cache_dir, kube_tag, arch)
     base = (download_url or UPSTREAM_DOWNLOADS).rstrip('/')
     crictl = 'v%d.%d.0' % labels_mod.version_tuple(kube_tag)[:2]
     tarball = CRICTL_PATH % {'base': (crictl_url or UPSTREAM_CRICTL).rstrip('/'),
@@ -540,15 +552,62 @@ def image_name(ref):
     return '%s/%s' % (first, rest)
 
 
-def archive_tags(path):
-    """The image names a docker-archive tarball holds (its manifest.json's RepoTags);
-    none when it is not one."""
+def archive_manifest(path):
+    """What a docker-archive tarball holds: ``tags``, the image names (its manifest.json's
+    RepoTags), and ``arches``, the architectures its images' configs name; nothing when it
+    is not one."""
     try:
         with tarfile.open(path) as tar:
             manifest = json.load(tar.extractfile('manifest.json'))
-        return [tag for entry in manifest for tag in entry.get('RepoTags') or []]
+            configs = [json.load(tar.extractfile(entry['Config'])) for entry in manifest
+                       if entry.get('Config') in tar.getnames()]
+        return {'tags': [tag for entry in manifest for tag in entry.get('RepoTags') or []],
+                'arches': sorted(set(c['architecture'] for c in configs
+                                     if isinstance(c, dict) and c.get('architecture')))}
     except (tarfile.TarError, KeyError, OSError, ValueError, TypeError, AttributeError):
-        return []
+        return {'tags': [], 'arches': []}
+
+
+def elf_arch(path):
+    """The architecture an ELF executable is built for (ELF_ARCHES' name, else its
+    machine number); None when the file is not ELF (a script runs anywhere)."""
+    with open(path, 'rb') as f:
+        head = f.read(20)
+    if len(head) < 20 or head[:4] != b'\x7fELF' or head[5] not in (1, 2):
+        return None
+    machine = int.from_bytes(head[18:20], 'little' if head[5] == 1 else 'big')
+    return ELF_ARCHES.get((machine, head[5]), 'ELF machine %d' % machine)
+
+
+def node_arch(unames):
+    """The one architecture of the nodes being given Kubernetes (``unames``: node ->
+    ``uname -m``), as its downloads name it; DEFAULT_ARCH when there are none. An
+    architecture Kubernetes is not released for, or nodes of more than one, is refused
+    (one operation gives its nodes one architecture's binaries)."""
+    by_arch = {}
+    for node, machine in sorted(unames.items()):
+        machine = str(machine).strip()
+        if machine not in UNAME_ARCHES:
+            raise Invalid("Node %s is a %s machine: Kubernetes is released for %s." % (
+                node, machine or 'unknown', ', '.join(sorted(UNAME_ARCHES))))
+        by_arch.setdefault(UNAME_ARCHES[machine], []).append(node)
+    if len(by_arch) > 1:
+        raise Invalid("The nodes are of more than one architecture (%s): one operation gives "
+                      "its nodes one architecture's Kubernetes; give each architecture a node "
+                      "group of its own." % '; '.join(
+                          '%s: %s' % (arch, ', '.join(nodes)) for arch, nodes in sorted(
+                              by_arch.items())))
+    return next(iter(by_arch), DEFAULT_ARCH)
+
+
+def _check_offline_arch(offline_dir, arch, manifests, bin_dir):
+    wrong = ['bin/%s is built for %s' % (b, built) for b in BINARIES
+             for built in [elf_arch(os.path.join(bin_dir, b))] if built and built != arch]
+    wrong += ['images/%s holds %s images' % (os.path.basename(path), '/'.join(m['arches']))
+              for path, m in sorted(manifests.items()) if m['arches'] and arch not in m['arches']]
+    if wrong:
+        raise Invalid("MAGNUM_K8S_ARTIFACTS=%s is not for the nodes, which are %s: %s." % (
+            offline_dir, arch, '; '.join(wrong)))
 
 
 def control_plane_only(tags):

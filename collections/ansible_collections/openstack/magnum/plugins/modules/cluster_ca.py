@@ -24,11 +24,8 @@ description:
     verify. A rotation that fails before C(promote) leaves the current CA in place.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cluster
 options:
-  cluster:
-    description: Cluster name or UUID.
-    type: str
-    required: true
   action:
     description: What to do.
     type: str

@@ -16,11 +16,8 @@ description:
   - Health is written whatever operation runs; the cluster's C(status) is not touched.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cluster
 options:
-  cluster:
-    description: Cluster name or UUID.
-    type: str
-    required: true
   health_status:
     description: The health.
     type: str

@@ -22,11 +22,8 @@ description:
   - A completed delete removes the cluster's records.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cluster
 options:
-  cluster:
-    description: Cluster name or UUID.
-    type: str
-    required: true
   operation:
     description: The operation.
     type: str

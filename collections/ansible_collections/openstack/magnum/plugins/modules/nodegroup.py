@@ -18,11 +18,8 @@ description:
     I(node_taints) updated; other fields are fixed once created.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cluster
 options:
-  cluster:
-    description: Cluster name or UUID.
-    type: str
-    required: true
   name:
     description: Node group name (or UUID to find one).
     type: str

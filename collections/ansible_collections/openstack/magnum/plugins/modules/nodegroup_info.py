@@ -14,11 +14,8 @@ description:
   - Reads NodeGroup records of one cluster from the openstack.magnum store.
 extends_documentation_fragment:
   - openstack.magnum.store
+  - openstack.magnum.cluster
 options:
-  cluster:
-    description: Cluster name or UUID.
-    type: str
-    required: true
   name:
     description: Name or UUID of one node group.
     type: str
