@@ -156,7 +156,8 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
     # The lab's Octavia VIP is not a real Neutron port (its README): no floating IP on it.
     cluster = record(infra, 'vmc', 3, 2, labels={
         'master_lb_floating_ip_enabled': 'false',
-        'master_lb_allowed_cidrs': '10.0.0.0/24,192.0.2.0/24'})
+        'master_lb_allowed_cidrs': '10.0.0.0/24,192.0.2.0/24',
+        'flannel_network_cidr': '10.200.0.0/16'})
     uuid = cluster['uuid']
     try:
         infra.playbook({'cluster': 'vmc'})
@@ -182,9 +183,20 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         ports = dict((p.name, p) for p in conn.network.ports() if (p.name or '').startswith(prefix))
         fips = [ip for ip in own_fips(conn) if ip.port_id in set(p.id for p in ports.values())]
         assert len(fips) == 5
-        rules = [(r['protocol'], r['port_range_min']) for r in
-                 conn.network.find_security_group(prefix + 'secgroup-master').security_group_rules]
-        assert ('tcp', 6443) in rules and ('tcp', 22) in rules
+        for role in ('master', 'worker'):
+            rules = [(r['protocol'], r['port_range_min'], r['remote_ip_prefix']) for r in
+                     conn.network.find_security_group(prefix + 'secgroup-' + role)
+                     .security_group_rules if r['direction'] == 'ingress']
+            assert ('tcp', 22, '0.0.0.0/0') in rules, rules
+            assert (('tcp', 6443, '0.0.0.0/0') in rules) == (role == 'master'), rules
+            # Everything from the nodes and from their pods (forwarded with the pods'
+            # addresses: flannel host-gw, calico unencapsulated) ...
+            assert (None, None, '10.0.0.0/24') in rules and \
+                (None, None, '10.200.0.0/16') in rules, rules
+        # ... whose addresses the nodes' ports accept.
+        assert all([a['ip_address'] for a in ports[n + '-port'].allowed_address_pairs]
+                   == ['10.200.0.0/16'] for n in names), [
+            (n, ports[n + '-port'].allowed_address_pairs) for n in names]
         lb = conn.load_balancer.find_load_balancer(prefix + 'api-lb')
         assert lb is not None
         pool = conn.load_balancer.find_pool(prefix + 'api-lb-6443-pool')

@@ -46,6 +46,26 @@ def test_labels_map_to_settings():
     assert calico['pod_cidr'] == '192.168.0.0/16' and calico['network_driver'] == 'calico'
 
 
+def test_the_pod_network_filter_is_the_settings_pod_network():
+    """What the OpenStack provider lets through the nodes' ports and security groups is
+    the network the settings give the pods."""
+    from ansible.errors import AnsibleFilterError
+    from ansible_collections.openstack.magnum.plugins.filter.magnum import FilterModule
+    pod_network = FilterModule().filters()['k8s_pod_network']
+    calico = dict(TEMPLATE, network_driver='calico')
+    for cluster, template, expected in (
+            ({}, TEMPLATE, '10.100.0.0/16'),
+            ({'labels': {'flannel_network_cidr': '10.50.0.0/16'}}, TEMPLATE, '10.50.0.0/16'),
+            ({'labels': {'flannel_network_cidr': '10.50.0.0/16'}}, calico, '10.100.0.0/16'),
+            ({'labels': {'calico_ipv4pool': '192.168.0.0/16'}}, calico, '192.168.0.0/16')):
+        assert pod_network(cluster, template) == expected
+        assert k8s.settings(dict(cluster, labels=cluster.get('labels') or {}),
+                            template)['pod_cidr'] == expected
+    with pytest.raises(AnsibleFilterError, match="k8s_pod_network: Label calico_ipv4pool: "
+                                                 "'10.1.2.3/16' is not a network CIDR"):
+        pod_network({'labels': {'calico_ipv4pool': '10.1.2.3/16'}}, calico)
+
+
 def test_flannels_subnet_length_is_the_size_of_each_nodes_pod_subnet():
     """flannel_network_subnetlen: kube-controller-manager gives each node a subnet of that
     length (node-cidr-mask-size), which flannel's Kubernetes subnet manager routes."""

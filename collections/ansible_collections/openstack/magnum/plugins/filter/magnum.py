@@ -88,6 +88,10 @@ def _plain(value):
     return json.loads(json.dumps(value))
 
 
+def k8s_pod_network(cluster, template):
+    return str(k8s_config.pod_network(cluster, template))
+
+
 def registry_host(value):
     return registries.host(value) or ''
 
@@ -116,6 +120,7 @@ class FilterModule(object):
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
                 'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),
                 'k8s_settings': _wrap('k8s_settings', k8s_config.settings),
+                'k8s_pod_network': _wrap('k8s_pod_network', k8s_pod_network),
                 'k8s_artifacts': _wrap('k8s_artifacts', k8s_config.artifact_source),
                 'k8s_node_arch': _wrap('k8s_node_arch', k8s_config.node_arch),
                 'k8s_calico_source': _wrap('k8s_calico_source', k8s_config.calico_source),

@@ -118,6 +118,14 @@ def addon_image(ref, prefix=None, tag=None):
                         tag or default_tag or 'latest')
 
 
+def pod_network(cluster, template):
+    """The cluster's pod network: its calico_ipv4pool label with network_driver calico,
+    else its flannel_network_cidr; DEFAULT_POD_CIDR when unset."""
+    network_driver = template.get('network_driver') or 'flannel'
+    label = 'calico_ipv4pool' if network_driver == 'calico' else 'flannel_network_cidr'
+    return _network((cluster.get('labels') or {}).get(label) or DEFAULT_POD_CIDR, label)
+
+
 def settings(cluster, template, addon_images=None):
     """The Kubernetes settings of a cluster, from its labels and template, with the
     driver's defaults; ``addon_images`` (name -> image, the role's defaults) as the
@@ -126,8 +134,7 @@ def settings(cluster, template, addon_images=None):
     network_driver = template.get('network_driver') or 'flannel'
     tag = labels.get('kube_tag') or DEFAULT_KUBE_TAG
     minor = parse_version(tag)[:2]
-    pod_label = 'calico_ipv4pool' if network_driver == 'calico' else 'flannel_network_cidr'
-    pod_cidr = _network(labels.get(pod_label) or DEFAULT_POD_CIDR, pod_label)
+    pod_cidr = pod_network(cluster, template)
     service_cidr = _network(labels.get('service_cluster_ip_range') or DEFAULT_SERVICE_CIDR,
                             'service_cluster_ip_range')
     if pod_cidr.overlaps(service_cidr):
