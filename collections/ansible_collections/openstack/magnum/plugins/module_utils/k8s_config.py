@@ -599,9 +599,10 @@ def node_arch(unames):
                 node, machine or 'unknown', ', '.join(sorted(UNAME_ARCHES))))
         by_arch.setdefault(UNAME_ARCHES[machine], []).append(node)
     if len(by_arch) > 1:
-        raise Invalid("The nodes are of more than one architecture (%s): one operation gives "
-                      "its nodes one architecture's Kubernetes; give each architecture a node "
-                      "group of its own." % '; '.join(
+        raise Invalid("The nodes are of more than one architecture (%s): an operation gives "
+                      "its nodes one architecture's Kubernetes (a node group per architecture "
+                      "is created and resized on its own; an upgrade takes every node)."
+                      % '; '.join(
                           '%s: %s' % (arch, ', '.join(nodes)) for arch, nodes in sorted(
                               by_arch.items())))
     return next(iter(by_arch), DEFAULT_ARCH)
