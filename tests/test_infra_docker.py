@@ -232,3 +232,64 @@ def test_nodes_need_room_on_the_host(project, tmp_path):
         server.stop()
         for uuid in uuids:
             remove_leftovers(uuid)
+
+
+def test_an_upgrade_to_a_new_image_rebuilds_local_nodes_one_at_a_time(project, tmp_path):
+    """The local provider rebuilds as Nova does: each node not on the new template's image
+    is made again from the node image (a fresh root filesystem) with its name, address and
+    volumes, one at a time, masters first, between the driver's rebuild_leave and
+    rebuild_join; the node groups then name the new image; a second upgrade rebuilds
+    nothing."""
+    data = tmp_path / 'data'
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), project, tmp_path,
+                       provider='docker', env={'XDG_DATA_HOME': str(data)}).start()
+    uuid = None
+    try:
+        for tpl in (TPL, dict(TPL, name='tpl2', image_id='debian-12-b')):
+            assert requests.post(server.url + '/v1/clustertemplates', json=tpl,
+                                 headers=LATEST, timeout=30).status_code == 201
+        uuid = requests.post(server.url + '/v1/clusters', json={
+            'name': 'rb', 'cluster_template_id': 'tpl', 'node_count': 2},
+            headers=LATEST, timeout=30).json()['uuid']
+        cluster = settle(server, 'rb')
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        before, volumes = names(uuid), sorted(docker_ls('volume', uuid))
+        for name in before:   # on the root filesystem a rebuild replaces
+            subprocess.run(['docker', 'exec', name, 'touch', '/etc/test-mark'], check=True)
+
+        def upgrade():
+            resp = requests.post(server.url + '/v1/clusters/rb/actions/upgrade',
+                                 json={'cluster_template': 'tpl2'}, headers=LATEST, timeout=30)
+            assert resp.status_code == 202, resp.text
+            return settle(server, 'rb')
+        cluster = upgrade()
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        after = names(uuid)
+        assert sorted(after) == sorted(before)
+        assert all(after[n] != before[n] for n in after), (before, after)
+        assert docker_inspect('{{index .Config.Labels "magnum.openstack.org/image"}}',
+                              *after) == ['debian-12-b'] * 3
+        assert all(subprocess.run(['docker', 'exec', n, 'test', '-e', '/etc/test-mark'])
+                   .returncode for n in after)
+        assert sorted(docker_ls('volume', uuid)) == volumes
+        shown = requests.get(server.url + '/v1/clusters/rb', headers=LATEST, timeout=30).json()
+        assert (shown['master_addresses'], shown['node_addresses']) == (
+            cluster['master_addresses'], cluster['node_addresses'])
+        order = sorted(before, key=lambda n: ('-master-' not in n, n))
+        assert (data / 'rebuild.log').read_text().splitlines() == [
+            line for n in order for line in ('leave %s debian-12-b' % n, 'join %s %s' % (n, n))]
+        groups = requests.get(server.url + '/v1/clusters/rb/nodegroups', headers=LATEST,
+                              timeout=30).json()['nodegroups']
+        assert set(g['image_id'] for g in groups) == {'debian-12-b'}
+
+        cluster = upgrade()   # every node on its image: nothing is rebuilt
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert names(uuid) == after and len((data / 'rebuild.log').read_text().splitlines()) == 6
+
+        requests.delete(server.url + '/v1/clusters/rb', headers=LATEST, timeout=30)
+        assert settle(server, 'rb')['status'] == 'GONE'
+        nothing_left(uuid)
+    finally:
+        server.stop()
+        if uuid:
+            remove_leftovers(uuid)

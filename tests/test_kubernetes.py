@@ -905,6 +905,76 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
         made.delete_to_nothing()
 
 
+@needs_artifacts
+def test_an_upgrade_to_a_new_image_rebuilds_the_nodes_one_at_a_time(tmp_path):
+    """A template with another image (the same kube_tag): each node in turn (the only
+    master first) leaves Kubernetes, is rebuilt as Nova rebuilds a server (a fresh root
+    filesystem; name, address and volumes kept) and joins again; the cluster keeps its
+    CA and workload, and references the new template."""
+    image = REAL.index('--image') + 1
+    rebuilt_image = REAL[:image] + ['debian-12-rebuilt'] + REAL[image + 1:]
+    with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
+        rest = made.rest
+        rest.coe('cluster', 'template', 'create', 'k-a', *REAL)
+        rest.coe('cluster', 'template', 'create', 'k-b', *rebuilt_image)
+        cluster = rest.create('k', 'k-a', 2)
+        uuid = made.uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        conf = cluster_config(rest, 'k', tmp_path / 'cfg')
+        version = list(ready_nodes(conf).values())[0][3]
+        load_workload(uuid, tmp_path)
+        kubectl(conf, 'apply', '-f', '-', stdin=web(2, version))
+        kubectl(conf, 'rollout', 'status', 'deployment/web', '--timeout=300s')
+
+        def containers():
+            """node name -> (container id, image label)."""
+            rows = [subprocess.run(
+                ['docker', 'inspect', '-f', '{{.Name}} {{.Id}} {{index .Config.Labels '
+                 '"magnum.openstack.org/image"}}', ident], capture_output=True, text=True,
+                check=True).stdout.split() for ident in docker_ls('container', uuid)]
+            return dict((row[0].lstrip('/'), tuple(row[1:])) for row in rows)
+        before = containers()
+        for node in before:   # on the root filesystem a rebuild replaces
+            on_node(node, 'touch', '/etc/openstack-magnum-test-mark')
+        rest.coe('cluster', 'upgrade', 'k', 'k-b')
+        cluster = rest.settled('k')
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        after = containers()
+        assert sorted(after) == sorted(before)
+        assert all(after[n][0] != before[n][0] and after[n][1] == 'debian-12-rebuilt'
+                   for n in after), (before, after)
+        assert all(on_node(n, 'test', '-e', '/etc/openstack-magnum-test-mark').returncode
+                   for n in after)
+        # The old kubeconfig still works (the same CA), every node is back and Ready.
+        nodes = ready_nodes(conf)
+        assert sorted(nodes) == sorted(before) and all(
+            n[2] == 'True' for n in nodes.values()), nodes
+        kubectl(conf, 'rollout', 'status', 'deployment/web', '--timeout=300s')
+        assert rest.show('k')['cluster_template_id'] == rest.coe(
+            'cluster', 'template', 'show', 'k-b', '-f', 'value', '-c', 'uuid').strip()
+        # An upgrade that stopped once the only master's state was saved and its root
+        # replaced (its kubelet stopped, its control plane's files gone): a retry puts
+        # the state back first. Nothing is left to rebuild: no node changes.
+        master = [n for n in after if '-master-' in n][0]
+        saved = tmp_path / 'data/openstack-magnum/kubernetes' / uuid / (master + '-state.tgz')
+        stop = on_node(master, 'sh', '-c', 'systemctl stop kubelet && crictl ps -q | xargs -r '
+                       'crictl stop && tar -czf /root/state.tgz -C / etc/kubernetes '
+                       'var/lib/etcd var/lib/kubelet/config.yaml var/lib/kubelet/kubeadm-flags.'
+                       'env var/lib/kubelet/pki && rm -rf /etc/kubernetes/manifests '
+                       '/var/lib/kubelet/pki')
+        assert stop.returncode == 0, stop.stderr
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run('docker exec %s cat /root/state.tgz > %s' % (master, saved), shell=True,
+                       check=True)
+        assert kubectl(conf, 'get', 'nodes', check=False).returncode != 0
+        rest.coe('cluster', 'upgrade', 'k', 'k-b')
+        cluster = rest.settled('k')
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert containers() == after and not saved.exists()
+        assert sorted(ready_nodes(conf)) == sorted(before)
+        made.delete_to_nothing()
+
+
 @contextlib.contextmanager
 def insecure_registry(tmp_path, archives):
     """Debian's docker-registry on this machine, over plain HTTP, holding the images of

@@ -61,6 +61,37 @@ def test_create_then_grow_then_shrink_by_name():
     assert [n['name'] for n in highest['remove']] == [plan['create'][2]['name']]
 
 
+def test_local_nodes_not_on_their_groups_new_image_are_rebuilt_masters_first():
+    """An upgrade to a template with another image: the nodes (by the image label they
+    were started with, or, unlabelled, their group's) not on it are rebuilt, masters
+    first; a stopped node too; kept nodes carry their group's flavor to start again."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import images
+    old, new = {'image_id': 'debian-12'}, {'image_id': 'debian-12-b'}
+    groups = [dict(MASTER, image_id='debian-12'), dict(WORKER, image_id='debian-12')]
+    plan = ln.plan([], CLUSTER, groups, '10.192.3.0/24')
+    assert [n['image'] for n in plan['create']] == ['debian-12'] * 3
+    existing = containers(plan)
+    existing[0]['Labels']['magnum.openstack.org/image'] = 'debian-12'
+    existing[2]['State'] = 'exited'
+    nodes = ln.plan(existing, CLUSTER, groups, '10.192.3.0/24')['nodes']
+    assert [n['flavor'] for n in nodes] == ['m1.small', 'm1.medium', 'm1.medium']
+    servers = ln.nodes_as_servers(nodes, groups)
+    assert [s['image'] for s in servers] == ['debian-12'] * 3
+    assert [s['status'] for s in servers] == ['ACTIVE', 'ACTIVE', 'SHUTOFF']
+    rebuild = images.rebuild_plan(servers, groups, old, new)
+    assert [(n['name'], n['image'], n['role']) for n in rebuild] == [
+        (c['name'], 'debian-12-b', c['role']) for c in plan['create']]
+    # Once rebuilt (labelled with the new image, running), nothing is left to do;
+    # the same template's image rebuilds nothing.
+    for container in existing:
+        container['Labels']['magnum.openstack.org/image'] = 'debian-12-b'
+        container['State'] = 'running'
+    nodes = ln.plan(existing, CLUSTER, groups, '10.192.3.0/24')['nodes']
+    assert images.rebuild_plan(ln.nodes_as_servers(nodes, groups), groups, old, new) == []
+    nodes = ln.plan(containers(plan), CLUSTER, groups, '10.192.3.0/24')['nodes']
+    assert images.rebuild_plan(ln.nodes_as_servers(nodes, groups), groups, old, old) == []
+
+
 def test_freed_index_is_reused_and_unknown_names_refused():
     plan = ln.plan([], CLUSTER, [MASTER, WORKER], '10.192.3.0/24')
     existing = [c for c in containers(plan) if not c['Names'][0].endswith('-node-0')]

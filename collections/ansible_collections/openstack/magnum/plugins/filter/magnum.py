@@ -115,6 +115,8 @@ class FilterModule(object):
                                               local_nodes.existing_nodes),
                 'local_nodes_room': _wrap('local_nodes_room', local_nodes.room_problem),
                 'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
+                'local_nodes_as_servers': _wrap('local_nodes_as_servers',
+                                                local_nodes.nodes_as_servers),
                 'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
                 'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),

@@ -124,7 +124,8 @@ def existing_nodes(containers, lb=False):
                       'group': labels.get(LABEL + 'nodegroup-uuid'),
                       'role': labels.get(LABEL + 'role'),
                       'address': labels.get(LABEL + 'address'),
-                      'index': int(labels.get(LABEL + 'index', '0'))})
+                      'index': int(labels.get(LABEL + 'index', '0')),
+                      'image': labels.get(LABEL + 'image')})
     return nodes
 
 
@@ -152,13 +153,14 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
         step = plan_group(mine, wanted, names)
         addresses = free_addresses(subnet, used, len(step['add'])) if step['add'] else []
         used.extend(addresses)
+        flavor = group.get('flavor_id') or cluster.get('flavor_id')
         for index, address in zip(step['add'], addresses):
             create.append({'name': node_name(cluster['name'], cluster['uuid'], group, index),
                            'address': address, 'index': index, 'group': group['uuid'],
                            'group_name': group['name'], 'role': group['role'],
-                           'flavor': group.get('flavor_id') or cluster.get('flavor_id')})
+                           'flavor': flavor, 'image': group.get('image_id')})
         removing.extend(dict(n, group_name=group['name']) for n in step['remove'])
-        final.extend([dict(n, group_name=group['name']) for n in step['keep']])
+        final.extend([dict(n, group_name=group['name'], flavor=flavor) for n in step['keep']])
         final.extend([dict(c) for c in create if c['group'] == group['uuid']])
     unknown = [r for r in remove or [] if not any(
         r in (n['name'], n['id'], n['id'][:12]) for n in removing)]
@@ -215,6 +217,18 @@ def room_problem(create, flavors, host_memory, held, ratio):
             "nodes on this Docker host hold %s already, over its %s x %s "
             "(infra_docker_ram_allocation_ratio)."
             % (asked, _gib(needed), _gib(int(held)), _gib(int(host_memory)), ratio))
+
+
+def nodes_as_servers(nodes, groups):
+    """The local nodes (``plan``'s) shaped as openstack.cloud.server_info gives servers,
+    for images.rebuild_plan: a node is on the image it was started on (its label), else,
+    started before nodes were labelled with it, on its group's."""
+    images = dict((g['uuid'], g.get('image_id')) for g in groups)
+    return [{'name': n['name'], 'image': n.get('image') or images.get(n['group']),
+             'status': 'ACTIVE' if n.get('state', 'running') == 'running' else 'SHUTOFF',
+             'metadata': {'magnum_nodegroup_uuid': n['group'], 'magnum_role': n['role'],
+                          'magnum_index': str(n['index'])}}
+            for n in nodes]
 
 
 def servers_as_nodes(servers, prefix):
