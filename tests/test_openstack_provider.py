@@ -156,7 +156,7 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
     # The lab's Octavia VIP is not a real Neutron port (its README): no floating IP on it.
     cluster = record(infra, 'vmc', 3, 2, labels={
         'master_lb_floating_ip_enabled': 'false',
-        'master_lb_allowed_cidrs': '10.0.0.0/24,192.0.2.0/24',
+        'master_lb_allowed_cidrs': '192.0.2.0/24',
         'flannel_network_cidr': '10.200.0.0/16'})
     uuid = cluster['uuid']
     try:
@@ -208,6 +208,8 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
             ip.floating_ip_address for ip in fips)
         assert conn.load_balancer.find_health_monitor(prefix + 'api-lb-6443-monitor')
         listener = conn.load_balancer.find_listener(prefix + 'api-lb-6443')
+        # The label's CIDRs and, as Magnum adds it, the cluster's subnet: the nodes reach
+        # their API through the load balancer.
         assert sorted(listener.allowed_cidrs) == ['10.0.0.0/24', '192.0.2.0/24']
         assert lb.vip_address == '10.0.0.5'  # the plan's load-balancer address
         assert len(cluster['node_addresses']) == 2

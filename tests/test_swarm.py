@@ -6,10 +6,12 @@ ca sign, ca rotate, delete (nothing left). Also: a 3-manager cluster behind its 
 balancer survives a manager stopping; a create that loses a node midway ends
 CREATE_FAILED and is completed by a retry."""
 
+import ipaddress
 import json
 import os
 import signal
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -327,17 +329,53 @@ def check_health_follows_a_stopped_worker(ops, worker):
     wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
 
 
+def refused_from(source, address, port):
+    """Whether a TCP connection from this host's ``source`` address to ``address:port``
+    is closed at once, as the load balancer does to a source it does not allow."""
+    try:
+        with socket.create_connection((address, port), timeout=10,
+                                      source_address=(source, 0)) as conn:
+            conn.sendall(b'\x16\x03\x01\x00\x05hello')
+            return conn.recv(1) == b''
+    except (ConnectionResetError, BrokenPipeError):  # the reset can come before the send
+        return True
+
+
+def host_addresses(address, allowed):
+    """This host's IPv4 address on the network it reaches ``address`` through (the
+    cluster's subnet, for a node), and one of its addresses on neither that network nor
+    ``allowed``."""
+    route = subprocess.run(['ip', '-o', '-4', 'route', 'get', address], capture_output=True,
+                           text=True, check=True).stdout.split()
+    bridge, inside = route[route.index('dev') + 1], route[route.index('src') + 1]
+    rows = subprocess.run(['ip', '-o', '-4', 'addr', 'show', 'scope', 'global'],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    outside = [row.split()[3].split('/')[0] for row in rows if row.split()[1] != bridge]
+    outside = [a for a in outside if ipaddress.ip_address(a) not in ipaddress.ip_network(allowed)]
+    assert outside, 'no address of this host off %s and %s: %s' % (bridge, allowed, rows)
+    return inside, outside[0]
+
+
 def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_path):
-    rest.template('ha', '--master-lb-enabled', '--insecure-registry', 'http://registry.local:5000')
+    """3 managers behind the load balancer: the swarm answers through it while one is
+    stopped. Its master_lb_allowed_cidrs names a network the host is not on: the cluster's own
+    subnet is let in all the same (as Magnum adds it: the nodes, and here the host's
+    bridge address, reach the API through the load balancer), any other source is not."""
+    rest.template('ha', '--master-lb-enabled', '--insecure-registry', 'http://registry.local:5000',
+                  '--labels', 'master_lb_allowed_cidrs=198.51.100.0/24')
     cluster = rest.create('ha', 'ha', 1, master_count=3)
     assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
     uuid = cluster['uuid']
     try:
         api = cluster['api_address']
         assert len(cluster['master_addresses']) == 3
-        assert api.split('//')[1].split(':')[0] not in cluster['master_addresses']
+        lb_address, lb_port = api.split('//')[1].split(':')
+        assert lb_address not in cluster['master_addresses']
         cfg = rest.client_certs('ha', tmp_path / 'cfg')
         nodes = ready_nodes(api, cfg)
+        inside, outside = host_addresses(lb_address, '198.51.100.0/24')
+        assert not refused_from(inside, lb_address, int(lb_port)), inside
+        assert refused_from(outside, lb_address, int(lb_port)), outside
         managers = [n for n in nodes if '-master-' in n]
         assert len(nodes) == 4 and len(managers) == 3
         # The template's insecure registry (as host:port) is every engine's.

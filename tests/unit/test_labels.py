@@ -81,3 +81,18 @@ def test_merge():
     assert (overridden, added, skipped) == ({'b': '3'}, {'c': '4'}, {})
     effective, overridden, added, skipped = labels.merge(base, {'c': '4'}, False)
     assert effective == {'c': '4'} and skipped == base and added == {'c': '4'}
+
+
+def test_master_lb_allowed_cidrs_let_the_clusters_own_subnet_in():
+    # Unset or empty: the load balancer is open to everyone.
+    assert labels.master_lb_allowed_cidrs({}, '10.0.0.0/24') == []
+    assert labels.master_lb_allowed_cidrs({'master_lb_allowed_cidrs': ' , '}, '10.0.0.0/24') == []
+    # Set: its CIDRs, then the nodes' subnet (as Magnum adds it), each once, canonical.
+    assert labels.master_lb_allowed_cidrs(
+        {'master_lb_allowed_cidrs': '192.168.1.7/16, 203.0.113.0/24'}, '10.0.0.0/24') == \
+        ['192.168.0.0/16', '203.0.113.0/24', '10.0.0.0/24']
+    assert labels.master_lb_allowed_cidrs(
+        {'master_lb_allowed_cidrs': '10.0.0.0/24,192.0.2.0/24'}, '10.0.0.0/24') == \
+        ['10.0.0.0/24', '192.0.2.0/24']
+    with pytest.raises(Invalid, match="must be a CIDR, not 'nope'"):
+        labels.master_lb_allowed_cidrs({'master_lb_allowed_cidrs': 'nope'}, '10.0.0.0/24')

@@ -109,6 +109,8 @@ class FilterModule(object):
     def filters(self):
         return {'driver_missing_roles': driver_missing_roles, 'missing_roles': missing_roles,
                 'magnum_labels': magnum_labels,
+                'master_lb_allowed_cidrs': _wrap('master_lb_allowed_cidrs',
+                                                 labels.master_lb_allowed_cidrs),
                 'local_subnet': _wrap('local_subnet', local_nodes.pick_subnet),
                 'local_nodes_plan': _wrap('local_nodes_plan', local_nodes.plan),
                 'local_nodes_existing': _wrap('local_nodes_existing',

@@ -303,3 +303,24 @@ def merge(base, override, merge_labels):
     added = dict((k, v) for k, v in effective.items() if k not in base)
     skipped = dict((k, v) for k, v in base.items() if k not in effective)
     return effective, overridden, added, skipped
+
+
+def master_lb_allowed_cidrs(cluster_labels, subnet_cidr):
+    """The sources the master load balancer lets in: [] (everyone) when the
+    ``master_lb_allowed_cidrs`` label is unset, else its CIDRs and, as Magnum adds it,
+    the cluster's own subnet ``subnet_cidr`` - the nodes reach their API through the
+    load balancer (kubelets, joins), so a list that left them out would cut the cluster
+    off from its own control plane. Networks in canonical form, each once."""
+    value = (cluster_labels or {}).get('master_lb_allowed_cidrs') or ''
+    given = [c.strip() for c in value.split(',') if c.strip()]
+    if not given:
+        return []
+    allowed = []
+    for cidr in given + ([subnet_cidr] if subnet_cidr else []):
+        try:
+            network = str(ipaddress.ip_network(str(cidr).strip(), strict=False))
+        except ValueError:
+            raise Invalid("Label master_lb_allowed_cidrs must be a CIDR, not %r." % (cidr,))
+        if network not in allowed:
+            allowed.append(network)
+    return allowed
