@@ -2,7 +2,9 @@
 containers with fixed addresses on a private network, SSH with the cluster key,
 grow, shrink with nodes_to_remove, and a delete that leaves nothing."""
 
+import ipaddress
 import shutil
+import socket
 import subprocess
 
 import pytest
@@ -64,6 +66,33 @@ def settle(server, name, timeout=600):
         body = resp.json()
         return body if 'IN_PROGRESS' not in body['status'] else None
     return wait_for(done, timeout=timeout, interval=1)
+
+
+def refused_from(source, address, port):
+    """Whether a TCP connection from this host's ``source`` address to ``address:port``
+    is closed at once, as the load balancer does to a source it does not allow."""
+    try:
+        with socket.create_connection((address, port), timeout=10,
+                                      source_address=(source, 0)) as conn:
+            conn.sendall(b'\x16\x03\x01\x00\x05hello')
+            return conn.recv(1) == b''
+    except (ConnectionResetError, BrokenPipeError):  # the reset can come before the send
+        return True
+
+
+def host_addresses(address, allowed):
+    """This host's IPv4 address on the network it reaches ``address`` through (the
+    cluster's subnet, for a node), and one of its addresses on neither that network nor
+    ``allowed``."""
+    route = subprocess.run(['ip', '-o', '-4', 'route', 'get', address], capture_output=True,
+                           text=True, check=True).stdout.split()
+    bridge, inside = route[route.index('dev') + 1], route[route.index('src') + 1]
+    rows = subprocess.run(['ip', '-o', '-4', 'addr', 'show', 'scope', 'global'],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    outside = [row.split()[3].split('/')[0] for row in rows if row.split()[1] != bridge]
+    outside = [a for a in outside if ipaddress.ip_address(a) not in ipaddress.ip_network(allowed)]
+    assert outside, 'no address of this host off %s and %s: %s' % (bridge, allowed, rows)
+    return inside, outside[0]
 
 
 def test_local_nodes_lifecycle(project, tmp_path):

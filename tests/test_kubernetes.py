@@ -26,7 +26,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
     parse as parse_labels, version_tuple)
 
 from conftest import ApiServer, BIN, REPO, wait_for
-from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
+from test_infra_docker import (docker_ls, docker_ok, host_addresses, nothing_left, refused_from,
+                               remove_leftovers)
 from test_swarm import Playbooks, Rest
 
 ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
@@ -1071,9 +1072,14 @@ def test_a_cluster_from_download_mirrors_and_an_insecure_registry(tmp_path):
 
 @needs_artifacts
 def test_three_masters_behind_the_load_balancer_survive_one_stopping(tmp_path):
+    """3 masters behind the load balancer, which master_lb_allowed_cidrs restricts to a
+    network the host is not on: the nodes join and talk to their API through it all the
+    same (the cluster's subnet is let in), another source is refused; with one master
+    stopped, kubectl still works."""
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
         rest = made.rest
-        rest.coe('cluster', 'template', 'create', 'k-ha', *REAL, '--master-lb-enabled')
+        rest.coe('cluster', 'template', 'create', 'k-ha', *REAL, '--master-lb-enabled',
+                 '--labels', 'master_lb_allowed_cidrs=198.51.100.0/24')
         cluster = rest.create('k', 'k-ha', 1, master_count=3)
         made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
@@ -1083,6 +1089,10 @@ def test_three_masters_behind_the_load_balancer_survive_one_stopping(tmp_path):
         assert len(masters) == 3 and all(n[2] == 'True' for n in nodes.values()), nodes
         assert cluster['api_address'] not in ['https://%s:6443' % a
                                               for a in cluster['master_addresses']]
+        lb_address = cluster['api_address'].split('//')[1].split(':')[0]
+        inside, outside = host_addresses(lb_address, '198.51.100.0/24')
+        assert not refused_from(inside, lb_address, 6443), inside
+        assert refused_from(outside, lb_address, 6443), outside
         subprocess.run(['docker', 'stop', masters[0]], check=True, capture_output=True)
         wait_for(lambda: kubectl(conf, 'get', 'nodes', check=False).returncode == 0,
                  timeout=60, interval=2)

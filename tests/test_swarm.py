@@ -6,12 +6,10 @@ ca sign, ca rotate, delete (nothing left). Also: a 3-manager cluster behind its 
 balancer survives a manager stopping; a create that loses a node midway ends
 CREATE_FAILED and is completed by a retry."""
 
-import ipaddress
 import json
 import os
 import signal
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ApiServer, REPO, wait_for
-from test_infra_docker import docker_inspect, docker_ls, docker_ok, nothing_left, remove_leftovers
+from test_infra_docker import (docker_inspect, docker_ls, docker_ok, host_addresses, nothing_left,
+                               refused_from, remove_leftovers)
 
 BIN = Path(sys.executable).parent
 OPENSTACK = str(BIN / 'openstack')
@@ -327,33 +326,6 @@ def check_health_follows_a_stopped_worker(ops, worker):
              inspect('{{.State.Pid}}') not in (pid, '0'), timeout=60)
     assert inspect('{{.Id}}') == node_id and int(inspect('{{.RestartCount}}')) >= 1
     wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
-
-
-def refused_from(source, address, port):
-    """Whether a TCP connection from this host's ``source`` address to ``address:port``
-    is closed at once, as the load balancer does to a source it does not allow."""
-    try:
-        with socket.create_connection((address, port), timeout=10,
-                                      source_address=(source, 0)) as conn:
-            conn.sendall(b'\x16\x03\x01\x00\x05hello')
-            return conn.recv(1) == b''
-    except (ConnectionResetError, BrokenPipeError):  # the reset can come before the send
-        return True
-
-
-def host_addresses(address, allowed):
-    """This host's IPv4 address on the network it reaches ``address`` through (the
-    cluster's subnet, for a node), and one of its addresses on neither that network nor
-    ``allowed``."""
-    route = subprocess.run(['ip', '-o', '-4', 'route', 'get', address], capture_output=True,
-                           text=True, check=True).stdout.split()
-    bridge, inside = route[route.index('dev') + 1], route[route.index('src') + 1]
-    rows = subprocess.run(['ip', '-o', '-4', 'addr', 'show', 'scope', 'global'],
-                          capture_output=True, text=True, check=True).stdout.splitlines()
-    outside = [row.split()[3].split('/')[0] for row in rows if row.split()[1] != bridge]
-    outside = [a for a in outside if ipaddress.ip_address(a) not in ipaddress.ip_network(allowed)]
-    assert outside, 'no address of this host off %s and %s: %s' % (bridge, allowed, rows)
-    return inside, outside[0]
 
 
 def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_path):
