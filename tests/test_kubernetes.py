@@ -89,14 +89,14 @@ class Made:
     def kept_on_controller(self):
         """Where the driver keeps state of the cluster on the controller (the only
         master's, while an upgrade rebuilds it on a new image)."""
-        return os.path.join(self.rest.server.env['XDG_DATA_HOME'], 'openstack-magnum',
+        return pathlib.Path(self.rest.server.env['XDG_DATA_HOME'], 'openstack-magnum',
                             'kubernetes', self.uuid)
 
     def delete_to_nothing(self):
         self.rest.coe('cluster', 'delete', 'k')
         assert self.rest.settled('k')['status'] == 'GONE'
         nothing_left(self.uuid)
-        assert not os.path.exists(self.kept_on_controller())
+        assert not self.kept_on_controller().exists()
 
 
 @contextlib.contextmanager
@@ -161,9 +161,8 @@ def test_create_without_artifacts_fails_saying_so_and_deletes_to_nothing(tmp_pat
             assert probe.returncode != 0
         # As a failed upgrade to a new image leaves the only master's state: delete
         # removes it with the rest.
-        os.makedirs(made.kept_on_controller())
-        with open(os.path.join(made.kept_on_controller(), 'k-master-0-state.tgz'), 'w'):
-            pass
+        made.kept_on_controller().mkdir(parents=True)
+        (made.kept_on_controller() / 'k-master-0-state.tgz').write_bytes(b'')
         made.delete_to_nothing()
 
 
@@ -966,7 +965,7 @@ def test_an_upgrade_to_a_new_image_rebuilds_the_nodes_one_at_a_time(tmp_path):
         assert rest.show('k')['cluster_template_id'] == rest.coe(
             'cluster', 'template', 'show', 'k-b', '-f', 'value', '-c', 'uuid').strip()
         master = [n for n in after if '-master-' in n][0]
-        saved = pathlib.Path(made.kept_on_controller()) / (master + '-state.tgz')
+        saved = made.kept_on_controller() / (master + '-state.tgz')
         assert not saved.parent.exists()   # the only master's state, kept meanwhile
         # An upgrade that stopped once the only master's state was saved and its root
         # replaced (its kubelet stopped, its control plane's files gone): a retry puts

@@ -315,12 +315,10 @@ def master_lb_allowed_cidrs(cluster_labels, subnet_cidr):
     given = [c.strip() for c in value.split(',') if c.strip()]
     if not given:
         return []
+    _check_value('master_lb_allowed_cidrs', value)   # the rule the API applies
     allowed = []
     for cidr in given + ([subnet_cidr] if subnet_cidr else []):
-        try:
-            network = str(ipaddress.ip_network(str(cidr).strip(), strict=False))
-        except ValueError:
-            raise Invalid("Label master_lb_allowed_cidrs must be a CIDR, not %r." % (cidr,))
+        network = str(ipaddress.ip_network(str(cidr).strip(), strict=False))
         if network not in allowed:
             allowed.append(network)
     return allowed
