@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ansible_runner
 
-from api import auth_cache, credentials
+from api import auth_cache, credentials, extravars as extravars_mod
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
@@ -109,10 +109,10 @@ class Executor:
         private_dir = self.settings.runner_dir / 'health' / cluster_uuid
         try:
             private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            extravars_mod.write(private_dir, {'cluster_uuid': cluster_uuid})
             runner = ansible_runner.run(
                 private_data_dir=str(private_dir), project_dir=str(self.settings.project_dir),
                 playbook=str(self.settings.playbooks_dir / 'cluster_health.yml'),
-                extravars={'cluster_uuid': cluster_uuid},
                 envvars=self._envvars(cluster_uuid, private_dir),
                 inventory=str(self.settings.project_dir / 'inventory'), quiet=True,
                 rotate_artifacts=1, settings={'suppress_ansible_output': True})
@@ -191,13 +191,13 @@ class Executor:
 
         private_dir = self.settings.runner_dir / job_uuid
         private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        extravars = dict(job['extravars'], job_uuid=job_uuid)
+        # Request data is data: the extravars go to the run as unsafe values (api/extravars.py).
+        extravars_mod.write(private_dir, dict(job['extravars'], job_uuid=job_uuid))
         try:
             thread, runner = ansible_runner.run_async(
                 private_data_dir=str(private_dir),
                 project_dir=str(self.settings.project_dir),
                 playbook=str(self.settings.playbooks_dir / job['playbook']),
-                extravars=extravars,
                 envvars=self._envvars(job.get('cluster_id'), private_dir),
                 inventory=str(self.settings.project_dir / 'inventory'),
                 event_handler=event_handler,

@@ -6,12 +6,18 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
+import uuid as uuidlib
+
 from ansible.module_utils.six import string_types, integer_types
 
 from ansible_collections.openstack.magnum.plugins.module_utils import labels
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 STR, INT, BOOL, DICT, LIST = 'str', 'int', 'bool', 'dict', 'list'
+# A UUID as Magnum takes one: 32 hex digits, dashes where the canonical form has them.
+UUID_RE = re.compile(r'\A[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?'
+                     r'[0-9a-fA-F]{12}\Z')
 
 # name -> (type, default). ``None`` default means unset.
 CLUSTER_TEMPLATE = {
@@ -110,6 +116,22 @@ MAX_NODES = 5000
 NODE_COUNT_FIELDS = ('node_count', 'master_count', 'min_node_count', 'max_node_count')
 
 
+# Fields that hold a UUID (a client may choose a resource's uuid at create, as in Magnum).
+UUID_FIELDS = ('uuid',)
+
+
+def canonical_uuid(field, value):
+    """``value`` as a UUID in its canonical form (lower case, dashes), or Magnum's 400."""
+    try:
+        parsed = uuidlib.UUID(value) if isinstance(value, string_types) and \
+            UUID_RE.match(value) else None
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        raise wrong(field, value, "Expected a uuid but received %s." % (value,))
+    return str(parsed)
+
+
 def id_number(text):
     """``text`` as a row id: a decimal number the store's integer ids can hold, else None
     (str.isdigit() alone also takes digits such as '²' that int() refuses)."""
@@ -147,6 +169,8 @@ def coerce(table, field, value):
                                       "of %d" % MAX_STR)
         if '\x00' in value:
             raise wrong(field, value, "Value must not contain a NUL character.")
+        if field in UUID_FIELDS:
+            return canonical_uuid(field, value)
         return value
     if kind == INT:
         if isinstance(value, bool):

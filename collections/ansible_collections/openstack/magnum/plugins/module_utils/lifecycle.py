@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    drivers, images, model, states, tls)
+    drivers, fields, images, model, states, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound)
 
@@ -118,6 +118,9 @@ def get_cluster(store, ident, scope=None):
 def record_cluster(store, data, scope, settings=None):
     """Validate a create request and insert the cluster + default node groups."""
     settings = settings or {}
+    # The body's own fields first (Magnum's order): a bad field is a 400 about that
+    # field whatever the template.
+    fields.take(fields.CLUSTER, data, allowed=fields.CLUSTER_CREATE_INPUT)
     if not data.get('cluster_template_id'):
         raise model.mandatory_missing('cluster_template_id')
     try:
@@ -355,7 +358,6 @@ def start_federation_operation(store, federation, operation, values=None):
 
 def update_federation(store, current, patched, scope):
     """Only the members and properties of a federation change (the rest is fixed)."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import fields
     updatable = fields.FEDERATION_UPDATABLE
     other = [k for k in patched if k not in updatable and patched.get(k) != current.get(k)]
     if other:

@@ -282,9 +282,12 @@ class Store(object):
         values['updated_at'] = None
         if conn is None:
             with self.write() as c:
-                c.execute(self._table(kind).insert().values(**values))
-                return self.get(kind, record['uuid'], conn=c, by_name=False)
-        conn.execute(self._table(kind).insert().values(**values))
+                return self.create(kind, record, conn=c)
+        table = self._table(kind)
+        if conn.execute(sa.select(table.c.id).where(table.c.uuid == values['uuid'])).first():
+            raise Conflict("A %s with UUID %s already exists."
+                           % (KINDS[kind][2], values['uuid']))
+        conn.execute(table.insert().values(**values))
         return self.get(kind, record['uuid'], conn=conn, by_name=False)
 
     def get(self, kind, ident, conn=None, scope=None, parent=None, by_name=True):

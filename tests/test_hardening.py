@@ -1,0 +1,137 @@
+"""The core as a hostile tenant meets it (issue #25): request data is never evaluated,
+concurrent updates are never lost, one project learns nothing of another, roles and
+policy are Magnum's, bad input is a 400 that stores nothing, repeated and cancelled work
+does not linger."""
+
+import threading
+import uuid as uuidlib
+
+import pytest
+
+from conftest import wait_for
+from test_api import call, error_of, make_app, wait_status
+
+TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
+       'external_network_id': 'public', 'keypair_id': 'kp'}
+
+
+@pytest.fixture
+def app(db_url, project, tmp_path):
+    application = make_app(db_url, project, tmp_path)
+    yield application
+    application.extensions['magnum_executor'].shutdown(wait=True)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def sqlite_client(sqlite_url, project, tmp_path):
+    """For tests where the store's backend makes no difference."""
+    application = make_app(sqlite_url, project, tmp_path)
+    yield application.test_client()
+    application.extensions['magnum_executor'].shutdown(wait=True)
+
+
+# ------------------------------------------------ 1. request data is data
+
+def hostile_strings(marker):
+    """Strings that would run something (touch ``marker``) if Jinja, a shell or a YAML
+    loader ever evaluated them."""
+    touch = "touch %s" % marker
+    return [
+        "{{ lookup('pipe', '%s') }}" % touch,
+        "{%% if lookup('ansible.builtin.pipe', '%s') %%}x{%% endif %%}" % touch,
+        "$(%s)" % touch,
+        "`%s`" % touch,
+        "'; %s; echo '" % touch,
+        '"; %s; echo "' % touch,
+        "line one\n{{ lookup('pipe', '%s') }}\nline three" % touch,
+        "!!python/object/apply:os.system ['%s']" % touch,
+        "!unsafe {{ lookup('pipe', '%s') }}" % touch,
+        "{{ query('pipe', '%s') }}" % touch,
+    ]
+
+
+# Free-text fields of a template that the API stores as they are sent.
+TEMPLATE_TEXT = ('keypair_id', 'external_network_id', 'fixed_network', 'fixed_subnet',
+                 'flavor_id', 'master_flavor_id', 'http_proxy', 'https_proxy', 'no_proxy',
+                 'dns_nameserver', 'tags', 'name')
+
+
+def test_request_strings_are_never_evaluated(sqlite_client, tmp_path):
+    """Every free string of every resource, through every operation that runs a playbook:
+    stored and shown as sent, and nothing they name ever runs."""
+    client = sqlite_client
+    marker = tmp_path / 'evaluated'
+    bad = hostile_strings(marker)
+    labels = dict(('hostile_%d' % i, s) for i, s in enumerate(bad))
+
+    def template(name, extra=None):
+        body = dict(TPL, name=name, labels=dict(labels, kube_tag=extra or 'v1.30.0'))
+        for i, field in enumerate(TEMPLATE_TEXT[:-1]):
+            body[field] = bad[i % len(bad)]
+        return body
+
+    # A client-chosen uuid that is not a UUID is refused (it used to reach the extravars).
+    for kind, body in (('clustertemplates', template('t0')),
+                       ('clusters', {'name': 'c0', 'cluster_template_id': 't0'}),
+                       ('federations', {'name': 'f0', 'hostcluster_id': 'c0'})):
+        for value in bad[:2] + ['0e2c8a5c-9d6a-4c5b-8e8f-1234567890ab\n']:
+            detail = error_of(call(client, 'POST', '/v1/%s' % kind, dict(body, uuid=value)), 400)
+            assert 'Expected a uuid' in detail
+    tpl = call(client, 'POST', '/v1/clustertemplates', template('t1'), expect=201).json
+    for field in TEMPLATE_TEXT[:-1]:
+        assert tpl[field] == template('t1')[field]
+    assert tpl['labels'] == template('t1')['labels']
+    call(client, 'POST', '/v1/clustertemplates', template('t2', 'v1.30.1'), expect=201)
+
+    cluster_uuid = str(uuidlib.uuid4())
+    call(client, 'POST', '/v1/clusters', {
+        'name': 'c1', 'uuid': cluster_uuid, 'cluster_template_id': 't1', 'node_count': 2,
+        'keypair': bad[0], 'labels': dict(labels, kube_tag='v1.30.0'),
+        'discovery_url': bad[2], 'fixed_network': bad[6], 'flavor_id': bad[7]}, expect=202)
+    assert wait_status(client, 'c1').json['status'] == 'CREATE_COMPLETE'
+    shown = call(client, 'GET', '/v1/clusters/c1', expect=200).json
+    assert shown['uuid'] == cluster_uuid and shown['keypair'] == bad[0]
+    assert shown['labels'] == dict(labels, kube_tag='v1.30.0')
+    assert shown['fixed_network'] == bad[6] and shown['discovery_url'] == bad[2]
+
+    # Resize with hostile node names, a node group with hostile labels, CA rotation,
+    # upgrade to a hostile template, then the federation's operations and the deletes.
+    call(client, 'POST', '/v1/clusters/c1/actions/resize',
+         {'node_count': 1, 'nodes_to_remove': [bad[0]]}, expect=202)
+    wait_status(client, 'c1')  # the node is not there: the resize may fail, saying so
+    call(client, 'POST', '/v1/clusters/c1/nodegroups', {
+        'name': 'ng1', 'node_count': 1, 'labels': labels, 'flavor_id': bad[3],
+        'image_id': 'debian-12', 'node_labels': {'k': bad[4]}}, expect=202)
+    assert wait_status(client, 'c1').json['status'] == 'UPDATE_COMPLETE'
+    group = call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1', expect=200).json
+    assert group['flavor_id'] == bad[3] and group['node_labels'] == {'k': bad[4]}
+    call(client, 'PATCH', '/v1/certificates/c1', None, expect=202)
+    assert wait_status(client, 'c1').json['status'] == 'UPDATE_COMPLETE'
+    call(client, 'POST', '/v1/clusters/c1/actions/upgrade', {'cluster_template': 't2'},
+         expect=202)
+    assert wait_status(client, 'c1').json['status'] == 'UPDATE_COMPLETE'
+
+    fed_uuid = str(uuidlib.uuid4())
+    call(client, 'POST', '/v1/federations', {
+        'name': 'f1', 'uuid': fed_uuid, 'hostcluster_id': 'c1', 'properties': labels},
+        expect=202)
+    wait_for(lambda: 'IN_PROGRESS' not in call(
+        client, 'GET', '/v1/federations/f1').json['status'])
+    fed = call(client, 'GET', '/v1/federations/f1', expect=200).json
+    assert fed['uuid'] == fed_uuid and fed['properties'] == labels
+    call(client, 'PATCH', '/v1/federations/f1',
+         [{'op': 'add', 'path': '/properties/more', 'value': bad[0]}], expect=202)
+    wait_for(lambda: 'IN_PROGRESS' not in call(
+        client, 'GET', '/v1/federations/f1').json['status'])
+    call(client, 'DELETE', '/v1/federations/f1', expect=204)
+    wait_for(lambda: call(client, 'GET', '/v1/federations/f1').status_code == 404)
+    call(client, 'DELETE', '/v1/clusters/c1/nodegroups/ng1', expect=204)
+    assert wait_status(client, 'c1').json['status'] == 'UPDATE_COMPLETE'
+    call(client, 'DELETE', '/v1/clusters/c1', expect=204)
+    assert wait_status(client, 'c1').status_code == 404
+    assert not marker.exists(), 'a request string was evaluated'
