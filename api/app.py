@@ -4,7 +4,7 @@ import logging
 
 from flask import Flask, current_app, g, request
 
-from api import context, credentials, errors, microversion
+from api import context, credentials, errors, limits, microversion
 from api.blueprints import (certificates, clusters, clustertemplates, credentials as creds,
                             federations, jobs, mservices, nodegroups, quotas, root, stats)
 from api.core import errors as errors_mod
@@ -19,6 +19,7 @@ def create_app(settings=None):
     settings = settings or Settings()
     app = Flask(__name__)
     app.config['SETTINGS'] = settings
+    app.config['MAX_CONTENT_LENGTH'] = limits.MAX_BODY_BYTES
     app.json.sort_keys = False
     app.extensions['magnum_store'] = store_mod.Store(
         settings.db_url, secrets=settings.store_secrets())
@@ -92,10 +93,15 @@ def caller_connection():
 
 def json_document():
     """The request's JSON document of any kind (a JSON patch is checked by jsonpatch), or
-    Magnum's 400 when it is not JSON."""
-    data = request.get_json(silent=True)
+    Magnum's 400 when it is not JSON, nests deeper than any Magnum body, or holds text
+    that is not Unicode (a lone surrogate, which no store can keep)."""
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:
+        data = None
     if data is None:
         raise errors_mod.Invalid("Invalid request body: a JSON document is expected.")
+    limits.check_document(data)
     return data
 
 

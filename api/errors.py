@@ -9,6 +9,9 @@ from api.core import errors
 from api.microversion import NotAcceptable
 
 LOG = logging.getLogger(__name__)
+# Magnum's (oslo's) words for a server error; nothing of what went wrong inside.
+INTERNAL_ERROR = ('The server has either erred or is incapable of performing the requested '
+                  'operation.')
 
 
 def body(status, detail):
@@ -39,6 +42,7 @@ def register(app):
         return respond(exc.code, exc.description or exc.name)
 
     @app.errorhandler(Exception)
-    def unexpected(exc):
+    def unexpected(_exc):
+        # The log has the exception; the caller learns nothing of the internals.
         LOG.exception('unexpected error')
-        return respond(500, 'Internal error: %s' % exc)
+        return respond(500, INTERNAL_ERROR)

@@ -6,7 +6,7 @@ values beyond the store's limits, label values that are not scalars, NULs in URL
 import pytest
 
 from api.core import lifecycle
-from test_api import TPL, call, error_of, make_app
+from test_api import LATEST, TPL, call, error_of, make_app
 
 CREATES = ['/v1/clustertemplates', '/v1/clusters', '/v1/clusters/c1/nodegroups',
            '/v1/certificates', '/v1/quotas', '/v1/federations',
@@ -14,7 +14,7 @@ CREATES = ['/v1/clustertemplates', '/v1/clusters', '/v1/clusters/c1/nodegroups',
 
 BAD_VALUES = [
     ('/v1/clusters', {'name': 'c2', 'cluster_template_id': [1]},
-     'Invalid clustertemplate identifier [1]'),
+     "cluster_template_id. Value: [1]. Wrong type"),
     ('/v1/certificates', {'cluster_uuid': {'a': 1}, 'csr': 'x'}, 'identifier {"a": 1}'),
     ('/v1/clusters/c1/actions/resize', {'node_count': 1, 'nodegroup': [1]}, 'identifier'),
     ('/v1/clusters/c1/actions/resize', {'node_count': 1, 'nodegroup': 2 ** 40},
@@ -102,3 +102,67 @@ def test_malformed_urls_change_nothing(client):
         resp = call(client, method, path, headers=headers)
         assert message in error_of(resp, status), (method, path)
     assert snapshot(client) == before
+
+
+# Text no store keeps (a lone surrogate), in every string a create or a patch carries.
+SURROGATE_BODIES = [
+    ('POST', '/v1/clustertemplates', dict(TPL, name='t\ud800')),
+    ('POST', '/v1/clustertemplates', dict(TPL, name='t3', labels={'k': 'v\udfff'})),
+    ('POST', '/v1/clustertemplates', dict(TPL, name='t3', labels={'k\ud800': 'v'})),
+    ('POST', '/v1/clusters', {'name': 'c2', 'cluster_template_id': 'tpl',
+                              'keypair': '\ud800'}),
+    ('POST', '/v1/clusters/c1/nodegroups', {'name': 'ng\ud800'}),
+    ('POST', '/v1/federations', {'name': 'f\ud800', 'hostcluster_id': 'c1'}),
+    ('POST', '/v1/quotas', {'project_id': '\ud800', 'resource': 'Cluster', 'hard_limit': 1}),
+    ('POST', '/v1/certificates', {'cluster_uuid': 'c1', 'csr': '\ud800'}),
+    ('PATCH', '/v1/clustertemplates/tpl', [{'op': 'replace', 'path': '/name',
+                                            'value': '\ud800'}]),
+    ('PATCH', '/v1/clusters/c1', [{'op': 'replace', 'path': '/node_count', 'value': '\ud800'}]),
+]
+
+OVER_LIMITS = [
+    ('/v1/clustertemplates', dict(TPL, name='t4', labels=dict(
+        ('k%d' % i, 'v') for i in range(101))), 'At most 100 labels'),
+    ('/v1/clustertemplates', dict(TPL, name='t4', labels={'k': 'v' * 4097}),
+     'at most 4096 characters'),
+    ('/v1/clustertemplates', dict(TPL, name='t4', labels={'k' * 256: 'v'}), '1 to 255'),
+    ('/v1/certificates', {'cluster_uuid': 'c1', 'csr': 'x', 'ca_cert_type': 5},
+     'ca_cert_type'),
+    ('/v1/certificates', {'cluster_uuid': 'c1', 'csr': ['x']}, 'csr'),
+    ('/v1/clustertemplates', dict(TPL, name='t4', uuid='0e2c8a5c-9d6a-4c5b-8e8f-12345\n'),
+     'Expected a uuid'),
+]
+
+
+def test_bad_text_depth_and_size_are_400_and_store_nothing(client):
+    before = snapshot(client)
+    for method, path, body in SURROGATE_BODIES:
+        assert 'not valid Unicode' in error_of(call(client, method, path, body), 400), path
+    for path, body, message in OVER_LIMITS:
+        assert message in error_of(call(client, 'POST', path, body), 400), (path, message)
+    deep = '[' * 100000 + ']' * 100000
+    for depth_body in (deep[:200000], '{"labels": ' * 50 + '1' + '}' * 50):
+        resp = client.post('/v1/clustertemplates', data=depth_body, headers=dict(
+            LATEST, **{'Content-Type': 'application/json'}))
+        assert resp.status_code in (400, 413), resp.status_code
+        error_of(resp, resp.status_code)
+    nested = client.post('/v1/clusters', data='{"labels": ' * 20 + '1' + '}' * 20,
+                         headers=dict(LATEST, **{'Content-Type': 'application/json'}))
+    assert 'nested deeper' in error_of(nested, 400)
+    big = call(client, 'POST', '/v1/clustertemplates',
+               dict(TPL, name='t5', labels={'k': 'v' * (200 * 1024)}))
+    error_of(big, 413)
+    assert snapshot(client) == before
+
+
+def test_a_server_error_says_nothing_of_the_internals(db_url, project, tmp_path):
+    app = make_app(db_url, project, tmp_path, start_executor=False)
+
+    @app.get('/v1/explode')
+    def explode():
+        raise RuntimeError('SELECT key_pem FROM certificates -- secret')
+
+    resp = app.test_client().get('/v1/explode', headers=LATEST)
+    detail = error_of(resp, 500)
+    assert 'key_pem' not in resp.get_data(as_text=True) and 'RuntimeError' not in detail
+    assert detail.startswith('The server has either erred')

@@ -135,3 +135,49 @@ def test_request_strings_are_never_evaluated(sqlite_client, tmp_path):
     call(client, 'DELETE', '/v1/clusters/c1', expect=204)
     assert wait_status(client, 'c1').status_code == 404
     assert not marker.exists(), 'a request string was evaluated'
+
+
+# ---------------------------------------- 5. one project learns nothing of another
+
+def as_project(project, roles='member'):
+    return {'X-Project-Id': project, 'X-Roles': roles}
+
+
+def test_markers_and_jobs_stay_within_the_callers_project(client):
+    other = as_project('project-b')
+    secret = call(client, 'POST', '/v1/clustertemplates',
+                  dict(TPL, name='b-tpl', keypair_id='m-secret-kp'), other, expect=201).json
+    mine = as_project('project-a')
+    for name in ('a1', 'a2'):
+        call(client, 'POST', '/v1/clustertemplates', dict(TPL, name=name, keypair_id='a'),
+             mine, expect=201)
+    # Another project's template is no marker: the page it would bound told its keypair.
+    for sort_key in ('keypair_id', 'id', 'name'):
+        resp = call(client, 'GET', '/v1/clustertemplates?sort_key=%s&marker=%s'
+                    % (sort_key, secret['uuid']), headers=mine)
+        assert 'Marker %s could not be found' % secret['uuid'] in error_of(resp, 404)
+    listed = call(client, 'GET', '/v1/clustertemplates?sort_key=keypair_id', headers=mine,
+                  expect=200).json['clustertemplates']
+    assert [t['name'] for t in listed] == ['a1', 'a2']
+    first = listed[0]['uuid']
+    page = call(client, 'GET', '/v1/clustertemplates?sort_key=name&marker=%s' % first,
+                headers=mine, expect=200).json['clustertemplates']
+    assert [t['name'] for t in page] == ['a2']
+    # Only the fields Magnum sorts on: scalars of the resource.
+    for kind, key in (('clustertemplates', 'labels'), ('clusters', 'node_addresses'),
+                      ('clusters', 'facts'), ('clusters', 'driver'),
+                      ('clustertemplates', 'nope')):
+        assert 'invalid field for sorting' in error_of(
+            call(client, 'GET', '/v1/%s?sort_key=%s' % (kind, key), headers=mine), 400)
+
+    # Another project's job: a 404 that names nothing of it.
+    call(client, 'POST', '/v1/clusters', {'name': 'bc', 'cluster_template_id': 'b-tpl'},
+         other, expect=202)
+    cluster = call(client, 'GET', '/v1/clusters/bc', headers=other, expect=200).json
+    job = call(client, 'GET', '/v1/clusters/bc/jobs', headers=other,
+               expect=200).json['jobs'][0]
+    call(client, 'GET', '/v1/jobs/%s' % job['uuid'], headers=other, expect=200)
+    resp = call(client, 'GET', '/v1/jobs/%s' % job['uuid'], headers=mine)
+    assert error_of(resp, 404) == 'Job %s could not be found.' % job['uuid']
+    assert cluster['uuid'] not in resp.get_data(as_text=True)
+    wait_status(client, 'bc')

@@ -13,12 +13,22 @@ def _links(cluster_uuid):
     return views.links('certificates/%s' % cluster_uuid)
 
 
+def _ca_cert_type(value):
+    """The CA a request names: 'ca' unless given; a string of the store's length."""
+    if value is None or value == '':
+        return 'ca'
+    if not isinstance(value, str) or len(value) > 64:
+        raise errors.Invalid("Invalid input for field/attribute ca_cert_type. Value: %r. "
+                             "Expected a string of at most 64 characters." % (value,))
+    return value
+
+
 @bp.get('/<ident>')
 def show(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     lifecycle.check_tls(store, cluster)
-    ca = store.certificate(cluster['uuid'], request.args.get('ca_cert_type') or 'ca')
+    ca = store.certificate(cluster['uuid'], _ca_cert_type(request.args.get('ca_cert_type')))
     return jsonify({'cluster_uuid': cluster['uuid'], 'pem': ca['cert_pem'],
                     'links': _links(cluster['uuid'])})
 
@@ -33,7 +43,10 @@ def sign():
                                  "Mandatory field missing." % field)
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, data['cluster_uuid'], g.scope)
-    pem = lifecycle.sign_csr(store, cluster, data['csr'], data.get('ca_cert_type') or 'ca')
+    if not isinstance(data['csr'], str):
+        raise errors.Invalid("Invalid input for field/attribute csr. Value: %r. Wrong type. "
+                             "Expected 'str'." % (data['csr'],))
+    pem = lifecycle.sign_csr(store, cluster, data['csr'], _ca_cert_type(data.get('ca_cert_type')))
     resp = jsonify({'cluster_uuid': cluster['uuid'], 'csr': data['csr'], 'pem': pem,
                     'links': _links(cluster['uuid'])})
     resp.status_code = 201

@@ -109,6 +109,12 @@ _BOOL_FALSE = ('false', '0', 'no', 'off', 'f', 'n')
 
 # The store's limits (Magnum's too): strings of 255 characters, 32-bit integers.
 MAX_STR = 255
+# Labels (labels, node_labels, properties): how many, and a value's length (names are
+# strings of MAX_STR). Room for every label of the user guide with long option lists.
+MAX_LABELS = 100
+MAX_LABEL_VALUE = 4096
+# Items of a list field (member_ids, node_taints, addresses): a node group's most nodes.
+MAX_LIST = 5000
 INT_RANGE = (-2 ** 31, 2 ** 31 - 1)
 # A node group's size at most: Kubernetes' largest supported cluster. A plan for more
 # would only exhaust the memory of the playbook that makes it.
@@ -148,10 +154,19 @@ def wrong(field, value, why):
 
 
 def _label_values(field, value):
-    """Labels map names to scalars (Magnum stores them as strings)."""
+    """Labels map names to scalars (Magnum stores them as strings), within the limits."""
+    if len(value) > MAX_LABELS:
+        raise wrong(field, value, "At most %d labels are allowed." % MAX_LABELS)
     for key, item in value.items():
         if isinstance(item, (dict, list)) or not isinstance(key, string_types):
             raise wrong(field, value, "Label values must be strings, numbers or booleans.")
+        if not key or len(key) > MAX_STR:
+            raise wrong(field, value, "A label's name has 1 to %d characters." % MAX_STR)
+        if isinstance(item, string_types) and len(item) > MAX_LABEL_VALUE:
+            raise wrong(field, value, "Label %s: a value has at most %d characters."
+                        % (key[:80], MAX_LABEL_VALUE))
+        if '\x00' in key or (isinstance(item, string_types) and '\x00' in item):
+            raise wrong(field, value, "Labels must not contain a NUL character.")
     return value
 
 
@@ -210,6 +225,8 @@ def coerce(table, field, value):
         return _label_values(field, loaded) if field in LABEL_FIELDS else loaded
     if kind == LIST:
         if isinstance(value, list):
+            if len(value) > MAX_LIST:
+                raise wrong(field, value, "At most %d items are allowed." % MAX_LIST)
             return value
         if isinstance(value, string_types):
             import json

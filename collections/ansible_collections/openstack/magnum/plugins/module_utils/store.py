@@ -63,6 +63,14 @@ def default_url():
     return 'sqlite:///' + os.path.join(base, 'openstack-magnum', 'magnum.sqlite')
 
 
+def sortable(kind):
+    """The fields a list of ``kind`` sorts on: its scalar API fields and the row id
+    (Magnum's sort keys; lists and dicts are not ordered)."""
+    table_fields = KINDS[kind][1]
+    return ('id',) + tuple(sorted(name for name, (field_kind, _d) in table_fields.items()
+                                  if field_kind not in (fields.DICT, fields.LIST)))
+
+
 def _column(name, kind):
     if kind == fields.INT:
         return sa.Column(name, sa.Integer)
@@ -343,7 +351,7 @@ class Store(object):
              sort_key='id', sort_dir='asc'):
         """A page of records for the API's limit/marker/sort_key/sort_dir."""
         table = self._table(kind)
-        if sort_key not in table.c:
+        if sort_key not in sortable(kind):
             raise Invalid("The sort_key value %s is an invalid field for sorting" % sort_key)
         if sort_dir not in ('asc', 'desc'):
             raise Invalid("Invalid sort direction: %s. Acceptable values are 'asc' or "
@@ -357,7 +365,9 @@ class Store(object):
             query = query.where(table.c[key] == value)
         with self.read() as conn:
             if marker:
-                mrow = conn.execute(sa.select(table).where(table.c.uuid == marker)).first()
+                # Only a record the caller may list is a marker: its sort value bounds
+                # the page, and must tell nothing of what the caller cannot see.
+                mrow = conn.execute(query.where(table.c.uuid == str(marker))).first()
                 if mrow is None:
                     raise NotFound("Marker %s could not be found." % marker)
                 mval, mid = mrow._mapping[sort_key], mrow._mapping['id']
