@@ -122,7 +122,7 @@ SURROGATE_BODIES = [
 
 OVER_LIMITS = [
     ('/v1/clustertemplates', dict(TPL, name='t4', labels=dict(
-        ('k%d' % i, 'v') for i in range(101))), 'At most 100 labels'),
+        ('k%d' % i, 'v') for i in range(1001))), 'At most 1000 labels'),
     ('/v1/clustertemplates', dict(TPL, name='t4', labels={'k': 'v' * 4097}),
      'at most 4096 characters'),
     ('/v1/clustertemplates', dict(TPL, name='t4', labels={'k' * 256: 'v'}), '1 to 255'),

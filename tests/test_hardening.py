@@ -3,13 +3,13 @@ concurrent updates are never lost, one project learns nothing of another, roles 
 policy are Magnum's, bad input is a 400 that stores nothing, repeated and cancelled work
 does not linger."""
 
-import threading
 import uuid as uuidlib
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import wait_for
-from test_api import call, error_of, make_app, wait_status
+from conftest import ApiServer, wait_for
+from test_api import LATEST, call, error_of, make_app, wait_status
 
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'kp'}
@@ -181,3 +181,42 @@ def test_markers_and_jobs_stay_within_the_callers_project(client):
     assert error_of(resp, 404) == 'Job %s could not be found.' % job['uuid']
     assert cluster['uuid'] not in resp.get_data(as_text=True)
     wait_status(client, 'bc')
+
+
+# --------------------------------------------------------- 2. no lost updates
+
+@pytest.fixture
+def two_apis(db_url, project, tmp_path):
+    """Two API processes on one store."""
+    servers = [ApiServer(db_url, project, tmp_path, workers=1,
+                         args=['--health-interval', '0']).start() for _ in range(2)]
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+def test_concurrent_patches_are_never_lost(two_apis):
+    import requests
+    first, second = two_apis
+    requests.post(first.url + '/v1/clustertemplates', json=TPL, headers=LATEST,
+                  timeout=60).raise_for_status()
+    answers = {}
+
+    def patch(i):
+        server = two_apis[i % 2]
+        resp = requests.patch(server.url + '/v1/clustertemplates/tpl', headers=LATEST,
+                              json=[{'op': 'add', 'path': '/labels/k%d' % i, 'value': str(i)}],
+                              timeout=120)
+        answers[i] = resp.status_code
+
+    with ThreadPoolExecutor(max_workers=24) as pool:
+        list(pool.map(patch, range(200)))
+    final = requests.get(first.url + '/v1/clustertemplates/tpl', headers=LATEST,
+                         timeout=60).json()['labels']
+    acknowledged = sorted(i for i, status in answers.items() if status == 200)
+    assert set(answers.values()) <= {200, 409}, answers
+    missing = [i for i in acknowledged if final.get('k%d' % i) != str(i)]
+    assert not missing, 'acknowledged but lost: %s' % missing
+    refused = [i for i, status in answers.items() if status == 409]
+    assert not [i for i in refused if 'k%d' % i in final], 'a refused patch was written'
+    assert len(acknowledged) >= 150, answers

@@ -205,7 +205,40 @@ def test_a_store_of_schema_1_gains_the_credentials_table(db_url):
         conn.execute(store.meta.tables['schema_version'].delete().where(
             store.meta.tables['schema_version'].c.version == 2))
     again = store_mod.Store(db_url)
-    assert again.schema_version() == 2 and again.credential('nope') is None
+    assert again.schema_version() == 3 and again.credential('nope') is None
+
+
+def test_a_store_of_schema_2_gains_row_versions(db_url):
+    store, tpl = make(db_url)
+    with store.write() as conn:
+        for table in ('cluster_templates', 'clusters', 'nodegroups', 'federations'):
+            conn.execute(sa.text('ALTER TABLE %s DROP COLUMN row_version' % table))
+        conn.execute(store.meta.tables['schema_version'].delete().where(
+            store.meta.tables['schema_version'].c.version == 3))
+    again = store_mod.Store(db_url)
+    assert again.schema_version() == 3
+    assert again.get('cluster_template', tpl['uuid'])['row_version'] == 0
+    changed = again.modify('cluster_template', tpl['uuid'], lambda t: {'name': 'renamed'})
+    assert changed['name'] == 'renamed' and changed['row_version'] == 1
+
+
+def test_a_compare_and_set_update_loses_to_a_write_in_between(db_url):
+    store, tpl = make(db_url)
+    seen = []
+
+    def change(current):  # another writer gets in between the first read and its write
+        seen.append(current['labels'])
+        if len(seen) == 1:
+            store.update('cluster_template', tpl['uuid'], {'labels': {'other': '1'}})
+        return {'labels': dict(current['labels'], mine='2')}
+
+    result = store.modify('cluster_template', tpl['uuid'], change)
+    assert result['labels'] == {'other': '1', 'mine': '2'} and len(seen) == 2
+    with pytest.raises(Conflict):
+        store.modify('cluster_template', tpl['uuid'], lambda current: store.update(
+            'cluster_template', tpl['uuid'], {'name': 'x%d' % current['row_version']})
+            and {'name': 'never'}, attempts=3)
+    assert store.get('cluster_template', tpl['uuid'])['name'] != 'never'
 
 
 def test_credentials_one_active_per_cluster_retired_until_revoked(db_url):

@@ -40,8 +40,13 @@ def update(ident):
     current = lifecycle.get_template(store, ident, g.scope)
     _check_owner(current)
     defaults = fields.defaults(fields.CLUSTER_TEMPLATE)
-    patched = jsonpatch.apply(views.template(current), ctx.json_document(), INTERNAL, defaults)
-    patched.pop('links', None)
+    patch = ctx.json_document()
+
+    def patched(latest):  # applied to the template as it is when written
+        doc = jsonpatch.apply(views.template(latest), patch, INTERNAL, defaults)
+        doc.pop('links', None)
+        return doc
+
     record = lifecycle.update_template(store, current, patched, g.scope, ctx.core_settings())
     return jsonify(views.template(record))
 

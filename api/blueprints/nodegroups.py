@@ -75,8 +75,10 @@ def update(cluster_ident, ident):
     store = ctx.store()
     cluster = _cluster(cluster_ident)
     group = lifecycle.get_nodegroup(store, cluster, ident)
-    patched = jsonpatch.apply_to(fields.NODEGROUP, group, ctx.json_document(), INTERNAL)
-    record = lifecycle.update_nodegroup(store, group, patched, g.version)
+    patch = ctx.json_document()
+    record = lifecycle.update_nodegroup(
+        store, group, lambda latest: jsonpatch.apply_to(fields.NODEGROUP, latest, patch, INTERNAL),
+        g.version)
     resp = jsonify(views.nodegroup(record, cluster['uuid']))
     resp.status_code = 202
     return resp

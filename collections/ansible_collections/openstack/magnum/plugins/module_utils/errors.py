@@ -61,3 +61,7 @@ class Conflict(MagnumError):
 
 class OperationNotAllowed(Conflict):
     """An operation asked for while the resource's status forbids it."""
+
+
+class StaleRecord(Conflict):
+    """A compare-and-set update found the record changed since it was read."""

@@ -110,8 +110,9 @@ _BOOL_FALSE = ('false', '0', 'no', 'off', 'f', 'n')
 # The store's limits (Magnum's too): strings of 255 characters, 32-bit integers.
 MAX_STR = 255
 # Labels (labels, node_labels, properties): how many, and a value's length (names are
-# strings of MAX_STR). Room for every label of the user guide with long option lists.
-MAX_LABELS = 100
+# strings of MAX_STR). Room for every label of the user guide with long option lists,
+# and for operators' own.
+MAX_LABELS = 1000
 MAX_LABEL_VALUE = 4096
 # Items of a list field (member_ids, node_taints, addresses): a node group's most nodes.
 MAX_LIST = 5000

@@ -86,20 +86,26 @@ def create_template(store, data, scope, settings=None):
 
 
 def update_template(store, current, patched, scope, settings=None):
+    """Make template ``current`` what ``patched`` (a full record, or a function of the
+    record as it is when written) says: atomic against concurrent updates."""
     settings = settings or {}
-    checks = _cloud_checks(settings)
-    image_changed = patched.get('image_id') != current.get('image_id')
-    record = model.update_template(
-        current, patched, template_in_use(store, current['uuid']),
-        image_catalog=_image_catalog(settings, checks if image_changed else None,
-                                     patched.get('image_id')),
-        cluster_user_trust=settings.get('cluster_user_trust', False))
-    values = dict((k, v) for k, v in record.items() if v != current.get(k))
-    if not values:
-        return current
-    if checks is not None:
-        checks.template(record)
-    return store.update('cluster_template', current['uuid'], values)
+    make = patched if callable(patched) else (lambda _latest: patched)
+
+    def change(latest):
+        wanted = make(latest)
+        checks = _cloud_checks(settings)
+        image_changed = wanted.get('image_id') != latest.get('image_id')
+        record = model.update_template(
+            latest, wanted, template_in_use(store, latest['uuid']),
+            image_catalog=_image_catalog(settings, checks if image_changed else None,
+                                         wanted.get('image_id')),
+            cluster_user_trust=settings.get('cluster_user_trust', False))
+        values = dict((k, v) for k, v in record.items() if v != latest.get(k))
+        if values and checks is not None:
+            checks.template(record)
+        return values
+
+    return store.modify('cluster_template', current['uuid'], change)
 
 
 def delete_template(store, template):
@@ -266,9 +272,14 @@ def start_nodegroup_delete(store, cluster, group):
 
 
 def update_nodegroup(store, group, patched, microversion=(1, 14)):
-    record = model.update_nodegroup(group, patched, microversion)
-    values = dict((k, v) for k, v in record.items() if v != group.get(k))
-    return store.update('nodegroup', group['uuid'], values) if values else group
+    """As update_template, for a node group (``patched``: a record or a function)."""
+    make = patched if callable(patched) else (lambda _latest: patched)
+
+    def change(latest):
+        record = model.update_nodegroup(latest, make(latest), microversion)
+        return dict((k, v) for k, v in record.items() if v != latest.get(k))
+
+    return store.modify('nodegroup', group['uuid'], change)
 
 
 # ------------------------------------------------------------ certificates

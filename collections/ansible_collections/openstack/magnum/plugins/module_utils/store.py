@@ -18,6 +18,8 @@ import contextlib
 import datetime
 import json
 import os
+import random
+import time
 import zlib
 
 try:
@@ -32,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - reported by modules
 from ansible_collections.openstack.magnum.plugins.module_utils import fields, states
 from ansible_collections.openstack.magnum.plugins.module_utils.secrets import Secrets
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
-    Conflict, Invalid, NotFound, OperationNotAllowed)
+    Conflict, Invalid, NotFound, OperationNotAllowed, StaleRecord)
 
 ENV_DB_URL = 'MAGNUM_DB_URL'
 
@@ -93,6 +95,7 @@ def _metadata():
                 cols.append(_column(name, kind))
         for name, kind in EXTRA.get(table, {}).items():
             cols.append(_column(name, kind))
+        cols.append(_row_version())
         sa.Table(table, meta, *cols)
     sa.Table('quotas', meta,
              sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
@@ -158,15 +161,35 @@ def _metadata():
     return meta
 
 
+# Every record of a resource counts its updates: a compare-and-set update names the
+# count it read (Store.modify), so no concurrent writer's change is ever lost.
+ROW_VERSION = 'row_version'
+
+
+def _row_version():
+    return sa.Column(ROW_VERSION, sa.Integer, nullable=False, default=0, server_default='0')
+
+
 def _create_missing_tables(conn, meta):
     meta.create_all(conn)
+
+
+def _add_row_versions(conn, meta):
+    inspector = sa.inspect(conn)
+    for table, _fields, _display in KINDS.values():
+        if ROW_VERSION not in [c['name'] for c in inspector.get_columns(table)]:
+            conn.execute(sa.text('ALTER TABLE %s ADD COLUMN %s INTEGER NOT NULL DEFAULT 0'
+                                 % (table, ROW_VERSION)))
 
 
 # Versioned migrations, applied in order, each in its own transaction.
 MIGRATIONS = (
     (1, 'initial schema', _create_missing_tables),
     (2, 'credentials of clusters', _create_missing_tables),
+    (3, 'row versions for compare-and-set updates', _add_row_versions),
 )
+# How often Store.modify reads again after a concurrent writer got in first.
+MODIFY_ATTEMPTS = 60
 
 
 class Store(object):
@@ -383,20 +406,27 @@ class Store(object):
                 query = query.limit(limit)
             return [self._decode(kind, r) for r in conn.execute(query)]
 
-    def update(self, kind, uuid, values, conn=None, expect_status=None):
-        """Update a record; with ``expect_status`` only if the status still matches."""
+    def update(self, kind, uuid, values, conn=None, expect_status=None, expect_version=None):
+        """Update a record; with ``expect_status`` only if the status still matches, with
+        ``expect_version`` only if no other update came since the one read (StaleRecord)."""
         table = self._table(kind)
         encoded = self._encode(kind, values)
         encoded.pop('id', None)
         encoded.pop('uuid', None)
         encoded['updated_at'] = utcnow()
+        encoded[ROW_VERSION] = table.c[ROW_VERSION] + 1
         stmt = table.update().where(table.c.uuid == uuid).values(**encoded)
         if expect_status is not None:
             stmt = stmt.where(table.c.status == expect_status)
+        if expect_version is not None:
+            stmt = stmt.where(table.c[ROW_VERSION] == expect_version)
 
         def run(c):
             if c.execute(stmt).rowcount != 1:
                 current = self.get(kind, uuid, conn=c, by_name=False)
+                if expect_version is not None and current[ROW_VERSION] != expect_version:
+                    raise StaleRecord("%s %s was changed by another request meanwhile."
+                                      % (KINDS[kind][2], uuid))
                 raise OperationNotAllowed(
                     "%s %s changed status to %s meanwhile."
                     % (KINDS[kind][2], uuid, current.get('status')))
@@ -406,6 +436,26 @@ class Store(object):
             return run(conn)
         with self.write() as c:
             return run(c)
+
+    def modify(self, kind, uuid, change, attempts=MODIFY_ATTEMPTS):
+        """Read-modify-write of one record, atomic against every other writer.
+
+        ``change(current)`` gives the values to write (none: nothing to do); they are
+        written only if the record is still the one ``change`` saw, else it is read
+        again and ``change`` asked again (so two JSON patches both land). After
+        ``attempts`` lost races: Magnum's 409, and nothing was written.
+        """
+        for attempt in range(attempts):
+            current = self.get(kind, uuid, by_name=False)
+            values = change(current)
+            if not values:
+                return current
+            try:
+                return self.update(kind, uuid, values, expect_version=current[ROW_VERSION])
+            except StaleRecord:
+                time.sleep(random.uniform(0, min(0.05, 0.002 * (attempt + 1))))
+        raise Conflict("%s %s is being changed by other requests: nothing was changed, "
+                       "try again." % (KINDS[kind][2], uuid))
 
     def delete(self, kind, uuid, conn=None):
         table = self._table(kind)
