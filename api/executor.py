@@ -51,11 +51,19 @@ class Executor:
     # ------------------------------------------------------------- public
     def submit(self, operation, playbook, extravars, cluster_id=None, resource_id=None,
                timeout=None):
+        """Record a job and run it once recorded: inside a store transaction (the
+        operation's status change), the job is part of it and starts after its commit."""
         job = self.jobs.create(operation, playbook, extravars, cluster_id=cluster_id,
                                resource_id=resource_id, timeout=timeout,
                                service_id=self.service_id)
-        self.pool.submit(self._run_guarded, job['uuid'])
+        self.store.after_commit(lambda: self.pool.submit(self._run_guarded, job['uuid']))
         return job
+
+    def delete_pending(self, cluster_id=None, resource_id=None):
+        """Whether a delete of this cluster (or federation) is queued or running."""
+        records = self.jobs.for_cluster(cluster_id, active_only=True) if cluster_id else \
+            self.jobs.for_resource(resource_id, active_only=True)
+        return any(job['operation'] in ('delete', 'federation_delete') for job in records)
 
     def cancel_cluster_jobs(self, cluster_id):
         self.jobs.request_cancel(cluster_id)

@@ -220,3 +220,78 @@ def test_concurrent_patches_are_never_lost(two_apis):
     refused = [i for i, status in answers.items() if status == 409]
     assert not [i for i in refused if 'k%d' % i in final], 'a refused patch was written'
     assert len(acknowledged) >= 150, answers
+
+
+# ------------------------- 3, 4, 8. references, one transaction, no repeated work
+
+def jobs_of(app, operation):
+    from api.core import jobs
+    store = app.extensions['magnum_store']
+    with store.read() as conn:
+        table = jobs.Jobs(store).t
+        return conn.execute(table.select().where(table.c.operation == operation)).fetchall()
+
+
+def test_deletes_are_not_repeated_and_refused_for_a_host(app, client):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'host', 'cluster_template_id': 'tpl'},
+         expect=202)
+    assert wait_status(client, 'host').json['status'] == 'CREATE_COMPLETE'
+    call(client, 'POST', '/v1/federations', {'name': 'f1', 'hostcluster_id': 'host'},
+         expect=202)
+    wait_for(lambda: 'IN_PROGRESS' not in call(client, 'GET', '/v1/federations/f1').json['status'])
+    # The host of a federation stays while the federation does, as a member does.
+    assert 'hosts federation f1' in error_of(call(client, 'DELETE', '/v1/clusters/host'), 409)
+    assert call(client, 'GET', '/v1/clusters/host').json['status'] == 'CREATE_COMPLETE'
+
+    # Ten DELETEs at once of one federation, then of one cluster: one job each.
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        answers = list(pool.map(lambda _: call(client, 'DELETE', '/v1/federations/f1')
+                                .status_code, range(10)))
+    assert set(answers) <= {204, 404}, answers
+    wait_for(lambda: call(client, 'GET', '/v1/federations/f1').status_code == 404)
+    assert len(jobs_of(app, 'federation_delete')) == 1
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        answers = list(pool.map(lambda _: call(client, 'DELETE', '/v1/clusters/host')
+                                .status_code, range(10)))
+    assert set(answers) <= {204, 404}, answers
+    assert wait_status(client, 'host').status_code == 404
+    assert len(jobs_of(app, 'delete')) == 1
+
+
+def test_a_failed_request_changes_nothing(app, client, monkeypatch):
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
+                                          'node_count': 2}, expect=202)
+    assert wait_status(client, 'c1').json['status'] == 'CREATE_COMPLETE'
+    executor = app.extensions['magnum_executor']
+
+    def no_job(*_args, **_kwargs):
+        raise RuntimeError('the job store is gone')
+
+    # The job that would carry an operation out cannot be recorded: the operation's
+    # status change is undone with it (it used to stay *_IN_PROGRESS for good).
+    monkeypatch.setattr(executor.jobs, 'create', no_job)
+    for method, path, body in (
+            ('DELETE', '/v1/clusters/c1', None),
+            ('POST', '/v1/clusters/c1/actions/resize', {'node_count': 1}),
+            ('PATCH', '/v1/clusters/c1', [{'op': 'replace', 'path': '/node_count',
+                                           'value': 3}]),
+            ('POST', '/v1/clusters/c1/nodegroups', {'name': 'ng1'}),
+            ('PATCH', '/v1/certificates/c1', None),
+            ('POST', '/v1/clusters', {'name': 'c2', 'cluster_template_id': 'tpl'})):
+        error_of(call(client, method, path, body), 500)
+        shown = call(client, 'GET', '/v1/clusters/c1', expect=200).json
+        assert shown['status'] == 'CREATE_COMPLETE' and shown['node_count'] == 2, path
+    groups = call(client, 'GET', '/v1/clusters/c1/nodegroups', expect=200).json['nodegroups']
+    assert sorted(g['name'] for g in groups) == ['default-master', 'default-worker']
+    assert all(g['status'] == 'CREATE_COMPLETE' for g in groups), groups
+    assert call(client, 'GET', '/v1/clusters/c2').status_code == 404
+    monkeypatch.undo()
+
+    # A cluster whose template is gone (a store from before deletes were checked
+    # atomically) still deletes cleanly.
+    store = app.extensions['magnum_store']
+    store.delete('cluster_template', call(client, 'GET', '/v1/clustertemplates/tpl').json['uuid'])
+    call(client, 'DELETE', '/v1/clusters/c1', expect=204)
+    assert wait_status(client, 'c1').status_code == 404

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from ansible_collections.openstack.magnum.plugins.module_utils import (
     jobs, lifecycle, secrets, states, store as store_mod, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
-    Conflict, NotFound, OperationNotAllowed, ResourceLimitExceeded)
+    Conflict, Invalid, NotFound, OperationNotAllowed, ResourceLimitExceeded)
 
 SCOPE = lifecycle.Scope('p1')
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -153,6 +153,33 @@ def _race_create(url, name, queue):
         queue.put('over quota')
 
 
+def _race_create_from(url, template, prefix, queue):
+    store = store_mod.Store(url)
+    outcomes = []
+    for i in range(6):
+        try:
+            lifecycle.record_cluster(store, {'name': '%s-%d' % (prefix, i),
+                                             'cluster_template_id': template}, SCOPE)
+            outcomes.append('created')
+        except Invalid:  # the template is gone
+            outcomes.append('no template')
+    queue.put(' '.join(outcomes))
+
+
+def _race_delete_template(url, template, _prefix, queue):
+    store = store_mod.Store(url)
+    for _ in range(200):
+        try:
+            lifecycle.delete_template(store, store.get('cluster_template', template))
+            queue.put('deleted')
+            return
+        except Invalid:  # in use (for now)
+            continue
+        except NotFound:
+            break
+    queue.put('kept')
+
+
 def _run_parallel(target, args_list):
     ctx = multiprocessing.get_context('spawn')
     queue = ctx.Queue()
@@ -180,6 +207,27 @@ def test_concurrent_creates_respect_quota(db_url):
     results = _run_parallel(_race_create, [(db_url, 'c%d' % i) for i in range(6)])
     assert results.count('created') == 3 and results.count('over quota') == 3
     assert len(store.find('cluster')) == 3
+
+
+def test_a_template_is_never_deleted_under_a_cluster_being_created(db_url):
+    store, _tpl = make(db_url)
+    store.set_quota('p1', 'Cluster', 1000, create=True)
+    for round_ in range(3):
+        name = 'race%d' % round_
+        template = lifecycle.create_template(store, dict(TPL, name=name), SCOPE)
+        ctx = multiprocessing.get_context('spawn')
+        queue = ctx.Queue()
+        procs = [ctx.Process(target=_race_delete_template, args=(db_url, name, 'd', queue))]
+        procs += [ctx.Process(target=_race_create_from, args=(db_url, name, '%s-%d' % (
+            name, i), queue)) for i in range(3)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(120)
+        [queue.get(timeout=5) for _ in procs]
+        using = store.find('cluster', cluster_template_id=template['uuid'])
+        exists = bool(store.find('cluster_template', uuid=template['uuid']))
+        assert exists or not using, 'clusters left pointing at a deleted template'
 
 
 def test_certificates_private_and_replaceable(db_url, tmp_path):

@@ -59,9 +59,10 @@ def rotate(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     lifecycle.check_tls(store, cluster)
-    cluster = store.start_operation(cluster['uuid'], 'ca_rotate')
-    ctx.executor().submit('ca_rotate', 'ca_rotate.yml', {'cluster_uuid': cluster['uuid']},
-                          cluster_id=cluster['uuid'])
+    with store.write(lock=lifecycle.cluster_lock(cluster)):
+        cluster = store.start_operation(cluster['uuid'], 'ca_rotate')
+        ctx.executor().submit('ca_rotate', 'ca_rotate.yml', {'cluster_uuid': cluster['uuid']},
+                              cluster_id=cluster['uuid'])
     resp = jsonify({'uuid': cluster['uuid']})
     resp.status_code = 202
     return resp

@@ -63,8 +63,12 @@ def create():
         except Exception:
             store.purge_cluster(cluster['uuid'])  # nothing of the refused create stays
             raise
-    ctx.executor().submit('create', 'cluster_create.yml', {'cluster_uuid': cluster['uuid']},
-                          cluster_id=cluster['uuid'], timeout=cluster['create_timeout'])
+    try:
+        ctx.executor().submit('create', 'cluster_create.yml', {'cluster_uuid': cluster['uuid']},
+                              cluster_id=cluster['uuid'], timeout=cluster['create_timeout'])
+    except Exception:
+        store.purge_cluster(cluster['uuid'])  # no job carries it out: nothing of it stays
+        raise
     return accepted(cluster['uuid'])
 
 
@@ -78,9 +82,10 @@ def update(ident):
         _check_node_count(new_count)
     if isinstance(patched.get('labels'), str):
         patched['labels'] = labels.parse(patched['labels'])
-    cluster, group = lifecycle.patch_cluster(store, current, patched)
-    if group is not None:
-        _submit_resize(cluster, group, group_target(new_count), [])
+    with store.write(lock=lifecycle.cluster_lock(current)):
+        cluster, group = lifecycle.patch_cluster(store, current, patched)
+        if group is not None:
+            _submit_resize(cluster, group, group_target(new_count), [])
     return accepted(cluster['uuid'])
 
 
@@ -101,10 +106,15 @@ def delete(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     executor = ctx.executor()
-    cluster = lifecycle.start_delete(store, cluster)
-    executor.cancel_cluster_jobs(cluster['uuid'])
-    executor.submit('delete', 'cluster_delete.yml', {'cluster_uuid': cluster['uuid']},
-                    cluster_id=cluster['uuid'])
+    # The status, the cancel of what runs and the delete job: one transaction.
+    with store.write(lock=lifecycle.cluster_lock(cluster)):
+        current = store.get('cluster', cluster['uuid'], by_name=False)
+        if executor.delete_pending(cluster_id=current['uuid']):
+            return '', 204  # already being deleted: nothing more to queue
+        current = lifecycle.start_delete(store, current)
+        executor.cancel_cluster_jobs(current['uuid'])
+        executor.submit('delete', 'cluster_delete.yml', {'cluster_uuid': current['uuid']},
+                        cluster_id=current['uuid'])
     return '', 204
 
 
@@ -124,9 +134,10 @@ def resize(ident):
     if not isinstance(nodes_to_remove, list) or not all(
             isinstance(node, str) for node in nodes_to_remove):
         raise errors.Invalid("nodes_to_remove must be a list of node ids or names.")
-    cluster, group = lifecycle.start_resize(store, cluster, node_count, data.get('nodegroup'),
-                                            nodes_to_remove)
-    _submit_resize(cluster, group, node_count, nodes_to_remove)
+    with store.write(lock=lifecycle.cluster_lock(cluster)):
+        cluster, group = lifecycle.start_resize(store, cluster, node_count,
+                                                data.get('nodegroup'), nodes_to_remove)
+        _submit_resize(cluster, group, node_count, nodes_to_remove)
     return accepted(cluster['uuid'])
 
 
@@ -142,12 +153,13 @@ def upgrade(ident):
                              "Value: None. Mandatory field missing.")
     batch = data.get('max_batch_size', 1)
     batch = fields.coerce(fields.CLUSTER, 'node_count', batch)
-    cluster, template, group = lifecycle.start_upgrade(
-        store, cluster, data['cluster_template'], g.scope, batch, data.get('nodegroup'))
-    ctx.executor().submit('upgrade', 'cluster_upgrade.yml', {
-        'cluster_uuid': cluster['uuid'], 'cluster_template': template['uuid'],
-        'max_batch_size': batch, 'nodegroup': group['uuid'] if group else None},
-        cluster_id=cluster['uuid'])
+    with store.write(lock=lifecycle.cluster_lock(cluster)):
+        cluster, template, group = lifecycle.start_upgrade(
+            store, cluster, data['cluster_template'], g.scope, batch, data.get('nodegroup'))
+        ctx.executor().submit('upgrade', 'cluster_upgrade.yml', {
+            'cluster_uuid': cluster['uuid'], 'cluster_template': template['uuid'],
+            'max_batch_size': batch, 'nodegroup': group['uuid'] if group else None},
+            cluster_id=cluster['uuid'])
     return accepted(cluster['uuid'])
 
 

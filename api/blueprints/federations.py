@@ -46,8 +46,10 @@ def _submit(operation, federation):
 @bp.post('')
 @bp.post('/')
 def create():
-    federation = lifecycle.create_federation(ctx.store(), ctx.body(), g.scope)
-    return _submit('federation_create', federation)
+    data = ctx.body()
+    with ctx.store().write():  # the record and its job commit together
+        federation = lifecycle.create_federation(ctx.store(), data, g.scope)
+        return _submit('federation_create', federation)
 
 
 @bp.patch('/<ident>')
@@ -55,14 +57,19 @@ def update(ident):
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
     patched = jsonpatch.apply_to(fields.FEDERATION, current, ctx.json_document(), INTERNAL)
-    federation = lifecycle.update_federation(store, current, patched, g.scope)
-    return _submit('federation_update', federation)
+    with store.write(lock=lifecycle.federation_lock(current)):
+        federation = lifecycle.update_federation(store, current, patched, g.scope)
+        return _submit('federation_update', federation)
 
 
 @bp.delete('/<ident>')
 def delete(ident):
     store = ctx.store()
-    federation = lifecycle.start_federation_operation(
-        store, lifecycle.get_federation(store, ident, g.scope), 'delete')
-    _submit('federation_delete', federation)
+    current = lifecycle.get_federation(store, ident, g.scope)
+    with store.write(lock=lifecycle.federation_lock(current)):
+        if ctx.executor().delete_pending(resource_id=current['uuid']):
+            return '', 204  # already being deleted: nothing more to queue
+        federation = lifecycle.start_federation_operation(
+            store, store.get('federation', current['uuid'], by_name=False), 'delete')
+        _submit('federation_delete', federation)
     return '', 204

@@ -61,10 +61,11 @@ def create(cluster_ident):
     if g.version < (1, 14):
         for key in ('node_labels', 'node_taints'):
             data.pop(key, None)
-    group = lifecycle.create_nodegroup(store, cluster, data, g.scope)
-    ctx.executor().submit('nodegroup_create', 'nodegroup_create.yml', {
-        'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
-        cluster_id=cluster['uuid'], resource_id=group['uuid'])
+    with store.write(lock=lifecycle.cluster_lock(cluster)):
+        group = lifecycle.create_nodegroup(store, cluster, data, g.scope)
+        ctx.executor().submit('nodegroup_create', 'nodegroup_create.yml', {
+            'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
+            cluster_id=cluster['uuid'], resource_id=group['uuid'])
     resp = jsonify(views.nodegroup(group, cluster['uuid']))
     resp.status_code = 202
     return resp
@@ -89,8 +90,9 @@ def delete(cluster_ident, ident):
     store = ctx.store()
     cluster = _cluster(cluster_ident)
     group = lifecycle.get_nodegroup(store, cluster, ident)
-    lifecycle.start_nodegroup_delete(store, cluster, group)
-    ctx.executor().submit('nodegroup_delete', 'nodegroup_delete.yml', {
-        'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
-        cluster_id=cluster['uuid'], resource_id=group['uuid'])
+    with store.write(lock=lifecycle.cluster_lock(cluster)):
+        lifecycle.start_nodegroup_delete(store, cluster, group)
+        ctx.executor().submit('nodegroup_delete', 'nodegroup_delete.yml', {
+            'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
+            cluster_id=cluster['uuid'], resource_id=group['uuid'])
     return '', 204

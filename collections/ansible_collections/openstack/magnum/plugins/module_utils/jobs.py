@@ -77,6 +77,13 @@ class Jobs(object):
         with self.store.read() as conn:
             return [self._decode(r) for r in conn.execute(query.order_by(self.t.c.id))]
 
+    def for_resource(self, resource_id, active_only=False):
+        query = sa.select(self.t).where(self.t.c.resource_id == resource_id)
+        if active_only:
+            query = query.where(self.t.c.status.in_(ACTIVE))
+        with self.store.read() as conn:
+            return [self._decode(r) for r in conn.execute(query.order_by(self.t.c.id))]
+
     def update(self, uuid, **values):
         values['updated_at'] = utcnow()
         with self.store.write() as conn:

@@ -38,6 +38,16 @@ class Scope(object):
         return (table.c.project_id == self.project_id) | (table.c.public.is_(True))
 
 
+def cluster_lock(cluster):
+    """The lock of a cluster's status: an operation's start and its job, a delete's
+    checks (store.write takes several locks in one order)."""
+    return 'cluster-%s' % cluster['uuid']
+
+
+def federation_lock(federation):
+    return 'federation-%s' % federation['uuid']
+
+
 def _scope_fn(scope, public=False):
     if scope is None or scope.is_admin:
         return None
@@ -109,10 +119,7 @@ def update_template(store, current, patched, scope, settings=None):
 
 
 def delete_template(store, template):
-    if template_in_use(store, template['uuid']):
-        raise Invalid("ClusterTemplate %s is referenced by one or multiple clusters."
-                      % template['uuid'])
-    store.delete('cluster_template', template['uuid'])
+    store.delete_template(template['uuid'])
 
 
 # ----------------------------------------------------------------- clusters
@@ -147,7 +154,21 @@ def record_cluster(store, data, scope, settings=None):
 
 
 def cluster_driver(store, cluster, roles_dir=None):
-    template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    """The cluster's template and driver. A cluster whose template is gone (a store from
+    before templates were deleted only when unused) still has its driver, recorded at
+    create, and a template of that driver's defaults, so it can be deleted."""
+    try:
+        template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    except NotFound:
+        if not cluster.get('driver'):
+            raise
+        driver = drivers.by_name(cluster['driver'])
+        template = fields.with_defaults(fields.CLUSTER_TEMPLATE, {
+            'uuid': cluster['cluster_template_id'], 'name': 'deleted template',
+            'coe': driver.coe, 'cluster_distro': driver.os_distros[0],
+            'server_type': driver.server_types[0], 'driver': driver.name,
+            'keypair_id': cluster.get('keypair'), 'project_id': cluster.get('project_id')})
+        return template, driver.as_dict(roles_dir)
     driver = drivers.find(template['coe'], template['server_type'], template['cluster_distro'])
     return template, driver.as_dict(roles_dir)
 
@@ -353,9 +374,15 @@ def _member_uuids(store, idents, scope):
 
 def create_federation(store, data, scope):
     fed = model.build_federation(data, project_id=scope.project_id)
-    fed['hostcluster_id'] = get_cluster(store, fed['hostcluster_id'], scope)['uuid']
+    host = get_cluster(store, fed['hostcluster_id'], scope)
+    fed['hostcluster_id'] = host['uuid']
     fed['member_ids'] = _member_uuids(store, fed['member_ids'], scope)
-    return store.create('federation', fed)
+    # With its clusters' locks: a delete of one of them waits, then sees the federation.
+    locks = [cluster_lock({'uuid': uuid}) for uuid in [host['uuid']] + fed['member_ids']]
+    with store.write(lock=locks) as conn:
+        for uuid in [host['uuid']] + fed['member_ids']:
+            store.get('cluster', uuid, conn=conn, by_name=False)
+        return store.create('federation', fed, conn=conn)
 
 
 def start_federation_operation(store, federation, operation, values=None):

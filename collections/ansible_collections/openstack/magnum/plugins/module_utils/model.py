@@ -379,9 +379,13 @@ def build_federation(data, project_id=None):
 
 
 def check_member_delete(cluster, federations):
+    """A cluster a federation is made of (its host or a member) stays while it does."""
     for fed in federations:
         if cluster['uuid'] in (fed.get('member_ids') or []):
             raise Conflict("Cluster %s is a member of federation %s: unjoin it first."
+                           % (cluster['name'], fed['name']))
+        if cluster['uuid'] == fed.get('hostcluster_id'):
+            raise Conflict("Cluster %s hosts federation %s: delete the federation first."
                            % (cluster['name'], fed['name']))
 
 

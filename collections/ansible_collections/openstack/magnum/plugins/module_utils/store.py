@@ -19,6 +19,7 @@ import datetime
 import json
 import os
 import random
+import threading
 import time
 import zlib
 
@@ -202,6 +203,10 @@ class Store(object):
         # CA private keys and credential secrets are sealed at rest (module_utils.secrets).
         self.secrets = secrets if secrets is not None else Secrets.from_env()
         self.is_sqlite = self.url.startswith('sqlite')
+        # This thread's open write transaction: store calls made inside ``write()`` join
+        # it, so one request's changes (a status and the job that carries it out) commit
+        # together or not at all.
+        self._local = threading.local()
         if self.is_sqlite:
             self._prepare_sqlite_file()
             self.engine = sa.create_engine(self.url, connect_args={'timeout': 60})
@@ -239,20 +244,51 @@ class Store(object):
 
     @contextlib.contextmanager
     def write(self, lock=None):
-        """A write transaction; ``lock`` names an advisory lock (PostgreSQL)."""
+        """A write transaction; ``lock`` names an advisory lock (PostgreSQL), or several
+        (a list), always taken in one order so two writers never wait on each other.
+        SQLite's write transactions exclude each other whole (BEGIN IMMEDIATE)."""
+        names = sorted(set([lock] if isinstance(lock, str) else (lock or [])))
+        outer = getattr(self._local, 'conn', None)
+        if outer is not None:
+            # Within this thread's transaction: one transaction, its locks added.
+            self._lock(outer, names)
+            yield outer
+            return
+        after = []
         with self.engine.connect() as conn:
             conn.info['write'] = True
+            self._local.conn, self._local.after = conn, after
             try:
                 with conn.begin():
-                    if lock and not self.is_sqlite:
-                        conn.execute(sa.text('SELECT pg_advisory_xact_lock(:k)'),
-                                     {'k': zlib.crc32(lock.encode('utf-8'))})
+                    self._lock(conn, names)
                     yield conn
             finally:
+                self._local.conn = self._local.after = None
                 conn.info['write'] = False
+        for callback in after:  # committed: what was to follow it
+            callback()
+
+    def _lock(self, conn, names):
+        if not self.is_sqlite:
+            for name in names:
+                conn.execute(sa.text('SELECT pg_advisory_xact_lock(:k)'),
+                             {'k': zlib.crc32(name.encode('utf-8'))})
+
+    def after_commit(self, callback):
+        """Run ``callback`` once this thread's write transaction commits (never, if it
+        rolls back); at once outside a transaction."""
+        after = getattr(self._local, 'after', None)
+        if after is None:
+            callback()
+        else:
+            after.append(callback)
 
     @contextlib.contextmanager
     def read(self):
+        outer = getattr(self._local, 'conn', None)
+        if outer is not None:  # inside this thread's write transaction: read what it wrote
+            yield outer
+            return
         with self.engine.connect() as conn:
             with conn.begin():
                 yield conn
@@ -472,8 +508,12 @@ class Store(object):
             table.c.project_id == project_id)).scalar()
 
     def create_cluster(self, cluster, nodegroups, check_quota=True):
-        """Insert a cluster and its node groups atomically, within the quota."""
-        with self.write(lock='quota-%s' % cluster['project_id']) as conn:
+        """Insert a cluster and its node groups atomically, within the quota, while its
+        template exists (a template's delete takes the same lock: delete_template)."""
+        template_uuid = cluster['cluster_template_id']
+        with self.write(lock=['quota-%s' % cluster['project_id'],
+                              'template-%s' % template_uuid]) as conn:
+            self.get('cluster_template', template_uuid, conn=conn, by_name=False)
             if check_quota:
                 limit = self.quota_limit(cluster['project_id'], 'Cluster', conn=conn)
                 if self.count_clusters(cluster['project_id'], conn) >= limit:
@@ -486,6 +526,18 @@ class Store(object):
             for group in nodegroups:
                 self.create('nodegroup', group, conn=conn)
         return created
+
+    def delete_template(self, template_uuid):
+        """Delete a template no cluster uses, in one step with the check (a cluster's
+        create takes the same lock: create_cluster)."""
+        clusters = self.t['clusters']
+        with self.write(lock='template-%s' % template_uuid) as conn:
+            used = conn.execute(sa.select(clusters.c.uuid).where(
+                clusters.c.cluster_template_id == template_uuid).limit(1)).first()
+            if used is not None:
+                raise Invalid("ClusterTemplate %s is referenced by one or multiple clusters."
+                              % template_uuid)
+            self.delete('cluster_template', template_uuid, conn=conn)
 
     def start_operation(self, cluster_uuid, operation, values=None):
         """Atomically check the state machine and move the cluster to running."""
