@@ -36,6 +36,7 @@ class Executor:
                                        thread_name_prefix='magnum-job')
         self.service_id = self.jobs.register_service()
         self._cluster_locks = {}
+        self._running = set()  # uuids of the jobs whose playbooks run in this process
         self._locks_guard = threading.Lock()
         self._stop = threading.Event()
         # Health checks get their own threads so they never hold up operations.
@@ -69,7 +70,11 @@ class Executor:
         self.jobs.request_cancel(cluster_id)
 
     def shutdown(self, wait=False):
+        """Stop: queued jobs do not start, running ones are ended with their whole
+        process trees (another service's reaper, or this one's next start, fails them)."""
         self._stop.set()
+        for job_uuid in list(self._running):
+            kill_job_processes(job_uuid)
         self._health_pool.shutdown(wait=wait, cancel_futures=True)
         self.pool.shutdown(wait=wait, cancel_futures=True)
         self.jobs.stop_service(self.service_id)
@@ -201,6 +206,7 @@ class Executor:
         private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         # Request data is data: the extravars go to the run as unsafe values (api/extravars.py).
         extravars_mod.write(private_dir, dict(job['extravars'], job_uuid=job_uuid))
+        self._running.add(job_uuid)
         try:
             thread, runner = ansible_runner.run_async(
                 private_data_dir=str(private_dir),
@@ -215,6 +221,9 @@ class Executor:
             )
             thread.join()
         finally:
+            self._running.discard(job_uuid)
+            # Cancelled, timed out or ended: nothing of the run outlives it.
+            kill_job_processes(job_uuid)
             _remove_run_secrets(private_dir)
         if runner.status != 'successful' and not flags['error']:
             flags['error'] = _output_tail(runner)
@@ -284,31 +293,59 @@ def _output_tail(runner, lines=3):
     return ' '.join(tail)[:1000] or None
 
 
-def kill_job_processes(job_uuid, proc='/proc'):
-    """Kill the process groups of a job's runs on this host.
-
-    ansible-runner starts ansible-playbook in its own session with the job's
-    private data dir (named after the job uuid) on its command line; a crashed
-    API leaves that session running. Returns the process groups killed.
-    """
-    killed = set()
+def _processes(proc):
+    """pid -> (parent pid, command line) of every process on this host."""
+    table = {}
     try:
         pids = [int(p) for p in os.listdir(proc) if p.isdigit()]
     except OSError:
-        return killed
+        return table
     for pid in pids:
         try:
             with open(os.path.join(proc, str(pid), 'cmdline'), 'rb') as handle:
                 cmdline = handle.read().decode('utf-8', 'replace')
-        except OSError:
+            with open(os.path.join(proc, str(pid), 'stat'), 'rb') as handle:
+                ppid = int(handle.read().decode('utf-8', 'replace').rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        if job_uuid not in cmdline or 'ansible' not in cmdline:
-            continue
-        try:
-            pgid = os.getpgid(pid)
-            if pgid != os.getpgid(0) and pgid not in killed:
-                os.killpg(pgid, signal.SIGKILL)
-                killed.add(pgid)
-        except (ProcessLookupError, PermissionError):
-            continue
+        table[pid] = (ppid, cmdline)
+    return table
+
+
+def kill_job_processes(job_uuid, proc='/proc'):
+    """Kill every process of a job's runs on this host: the whole tree.
+
+    ansible-runner starts ansible-playbook in its own session with the job's private
+    data dir (named after the job uuid) on its command line, and kills that session's
+    group when it cancels; but Ansible's workers start sessions of their own, and what
+    they run (a module, its commands) is theirs. So the tree under every process
+    naming the job is taken first, then each process and its group are killed, until
+    none is left. Returns the process groups killed.
+    """
+    killed, own = set(), os.getpgid(0)
+    for _ in range(5):
+        table = _processes(proc)
+        roots = [pid for pid, (_ppid, cmdline) in table.items()
+                 if job_uuid in cmdline and 'ansible' in cmdline and pid != os.getpid()]
+        if not roots:
+            break
+        children = {}
+        for pid, (ppid, _cmdline) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        tree, todo = set(), list(roots)
+        while todo:
+            pid = todo.pop()
+            if pid not in tree:
+                tree.add(pid)
+                todo.extend(children.get(pid, ()))
+        for pid in tree:
+            try:
+                pgid = os.getpgid(pid)
+                if pgid != own and pgid not in killed:
+                    os.killpg(pgid, signal.SIGKILL)
+                    killed.add(pgid)
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+        time.sleep(0.1)
     return killed

@@ -295,3 +295,52 @@ def test_a_failed_request_changes_nothing(app, client, monkeypatch):
     store.delete('cluster_template', call(client, 'GET', '/v1/clustertemplates/tpl').json['uuid'])
     call(client, 'DELETE', '/v1/clusters/c1', expect=204)
     assert wait_status(client, 'c1').status_code == 404
+
+
+# ------------------------------------------------- 9. cancelled means stopped
+
+def processes_running(text):
+    """Command lines of this host's processes that hold ``text``."""
+    import os
+    found = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open('/proc/%s/cmdline' % pid, 'rb') as handle:
+                cmdline = handle.read().replace(b'\0', b' ').decode('utf-8', 'replace')
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_a_cancelled_job_leaves_no_process(sqlite_client):
+    client = sqlite_client
+    seconds = str(300 + uuidlib.uuid4().int % 600)  # a sleep no other test runs
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
+                                          'labels': {'test_sleep': seconds}}, expect=202)
+    wait_for(lambda: processes_running('sleep ' + seconds), timeout=120)
+    create_job = call(client, 'GET', '/v1/clusters/c1/jobs', expect=200).json['jobs'][0]
+    call(client, 'DELETE', '/v1/clusters/c1', expect=204)
+    assert wait_status(client, 'c1').status_code == 404
+    wait_for(lambda: not processes_running('sleep ' + seconds), timeout=60)
+    assert not processes_running(create_job['uuid'])
+
+
+def test_stopping_the_api_ends_its_jobs_processes(sqlite_url, project, tmp_path):
+    import requests
+    server = ApiServer(sqlite_url, project, tmp_path, workers=1,
+                       args=['--health-interval', '0']).start()
+    seconds = str(300 + uuidlib.uuid4().int % 600)
+    try:
+        requests.post(server.url + '/v1/clustertemplates', json=TPL, headers=LATEST,
+                      timeout=60).raise_for_status()
+        requests.post(server.url + '/v1/clusters', headers=LATEST, timeout=60, json={
+            'name': 'c1', 'cluster_template_id': 'tpl',
+            'labels': {'test_sleep': seconds}}).raise_for_status()
+        wait_for(lambda: processes_running('sleep ' + seconds), timeout=120)
+    finally:
+        server.stop()
+    wait_for(lambda: not processes_running('sleep ' + seconds), timeout=60)
+    assert not processes_running(str(tmp_path / 'jobs'))
