@@ -22,7 +22,9 @@ def create_app(settings=None):
     app.config['MAX_CONTENT_LENGTH'] = limits.MAX_BODY_BYTES
     app.json.sort_keys = False
     app.extensions['magnum_store'] = store_mod.Store(
-        settings.db_url, secrets=settings.store_secrets())
+        settings.db_url, secrets=settings.store_secrets(create=True))
+    # Secrets stored before there was a key (or under an older first key) are sealed now.
+    app.extensions['magnum_store'].reseal_secrets()
     if settings.start_executor:
         from api.executor import Executor
         app.extensions['magnum_executor'] = Executor(settings, app.extensions['magnum_store'])

@@ -1,5 +1,6 @@
 """API settings: command line and environment, one object on ``app.config``."""
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,9 +45,20 @@ class Settings:
     # (module_utils/secrets.py); empty: stored as they are.
     secret_key_file: str = field(default_factory=lambda: os.environ.get(secrets.ENV_KEY_FILE, ''))
 
-    def store_secrets(self):
-        return secrets.Secrets(os.path.abspath(self.secret_key_file)
-                               if self.secret_key_file else None)
+    def store_secrets(self, create=False):
+        """The store's keys: the configured key file, else the store's default one
+        (made, with ``create``, when missing: secrets are never kept in clear)."""
+        if self.secret_key_file:
+            return secrets.Secrets(os.path.abspath(self.secret_key_file))
+        path = secrets.default_key_file(self.db_url)
+        if create and secrets.ensure_key_file(path):
+            logging.getLogger('api').warning(
+                'made the secret key file %s: it seals CA keys and cluster credentials in '
+                'the store; keep it (and back it up) with the store%s', path,
+                '' if self.db_url.startswith('sqlite') else
+                ', and give every other API host of this store the same file '
+                '(--secret-key-file)')
+        return secrets.Secrets(path if os.path.exists(path) else None)
 
     def core(self, caller_cloud=None):
         """The settings the core's validation needs; with the openstack provider,

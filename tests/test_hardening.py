@@ -344,3 +344,39 @@ def test_stopping_the_api_ends_its_jobs_processes(sqlite_url, project, tmp_path)
         server.stop()
     wait_for(lambda: not processes_running('sleep ' + seconds), timeout=60)
     assert not processes_running(str(tmp_path / 'jobs'))
+
+
+# ----------------------------------------------- 10. secrets sealed by default
+
+def test_secrets_are_sealed_by_default(sqlite_url, project, tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from api.core import lifecycle, secrets, store as store_mod
+    monkeypatch.delenv(secrets.ENV_KEY_FILE, raising=False)
+    # A store from before: a CA key written in clear (no key file anywhere).
+    before = store_mod.Store(sqlite_url, secrets=secrets.Secrets(None))
+    scope = lifecycle.Scope(project_id='default', is_admin=True)
+    lifecycle.create_template(before, TPL, scope)
+    cluster = lifecycle.record_cluster(before, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       scope)
+    lifecycle.ensure_ca(before, cluster)
+    key_file = sqlite_url.split(':///', 1)[1] + '.key'
+    assert not os.path.exists(key_file)
+
+    app = make_app(sqlite_url, project, tmp_path, start_executor=False)
+    assert stat.S_IMODE(os.stat(key_file).st_mode) == 0o600
+    store = app.extensions['magnum_store']
+    assert store.secrets.key_file == key_file
+    with store.read() as conn:
+        raw = [row[0] for row in conn.execute(store.t['certificates'].select().with_only_columns(
+            store.t['certificates'].c.key_pem))]
+    assert raw and all(secrets.is_sealed(value) for value in raw), 'a key lies in clear'
+    # The modules (a playbook's, or ansible-playbook's own) find the same keys.
+    assert 'PRIVATE KEY' in store_mod.Store(sqlite_url).certificate(cluster['uuid'])['key_pem']
+    # A second start keeps the key file it made.
+    with open(key_file) as handle:
+        first = handle.read()
+    make_app(sqlite_url, project, tmp_path, start_executor=False)
+    with open(key_file) as handle:
+        assert handle.read() == first

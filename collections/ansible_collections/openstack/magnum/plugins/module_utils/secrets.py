@@ -4,7 +4,8 @@
 """Secrets at rest: the store seals CA private keys and cluster credentials.
 
 The keys are Fernet keys, one per line, in the file named by
-MAGNUM_SECRET_KEY_FILE: the first seals, every one unseals, so a key is
+MAGNUM_SECRET_KEY_FILE, else the store's default key file (``default_key_file``: the
+API makes it on its first start): the first seals, every one unseals, so a key is
 rotated by putting a new one first and resealing the store (``magnum-ansible-api
 --reseal-secrets``) before the old one is dropped; the file is read again whenever it
 changes (write it whole, then move it into place). A sealed value is text
@@ -37,6 +38,33 @@ class SecretsUnavailable(MagnumError):
 def new_key():
     """A fresh key, as a line of the key file."""
     return Fernet.generate_key().decode('ascii')
+
+
+def default_key_file(db_url):
+    """Where a store's keys are when none is configured: beside a SQLite file
+    (``<store>.key``), else in the user's data directory (one file per host: give the
+    other hosts of a PostgreSQL store the same file)."""
+    if db_url.startswith('sqlite:///') and ':memory:' not in db_url:
+        return os.path.abspath(db_url.split(':///', 1)[1]) + '.key'
+    base = os.environ.get('XDG_DATA_HOME') or os.path.join(
+        os.path.expanduser('~'), '.local', 'share')
+    return os.path.join(base, 'openstack-magnum', 'secret.key')
+
+
+def ensure_key_file(path):
+    """Make ``path`` a key file of one new key, readable by its owner only, unless it
+    exists. Returns whether it was made."""
+    directory = os.path.dirname(path)
+    if directory and not os.path.isdir(directory):
+        os.makedirs(directory, 0o700)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, 'w') as handle:
+        handle.write('# Fernet keys of the store: the first seals, all unseal.\n%s\n'
+                     % new_key())
+    return True
 
 
 def is_sealed(value):
@@ -73,8 +101,14 @@ class Secrets(object):
         return self._multi
 
     @classmethod
-    def from_env(cls):
-        return cls(os.environ.get(ENV_KEY_FILE))
+    def from_env(cls, db_url=None):
+        """The keys MAGNUM_SECRET_KEY_FILE names, else the store's default key file
+        when there is one (default_key_file)."""
+        configured = os.environ.get(ENV_KEY_FILE)
+        if configured:
+            return cls(configured)
+        default = default_key_file(db_url) if db_url else None
+        return cls(default if default and os.path.exists(default) else None)
 
     @property
     def enabled(self):

@@ -201,7 +201,7 @@ class Store(object):
             raise Invalid("SQLAlchemy is required for the store: %s" % SQLALCHEMY_IMPORT_ERROR)
         self.url = url or default_url()
         # CA private keys and credential secrets are sealed at rest (module_utils.secrets).
-        self.secrets = secrets if secrets is not None else Secrets.from_env()
+        self.secrets = secrets if secrets is not None else Secrets.from_env(self.url)
         self.is_sqlite = self.url.startswith('sqlite')
         # This thread's open write transaction: store calls made inside ``write()`` join
         # it, so one request's changes (a status and the job that carries it out) commit
