@@ -4,7 +4,7 @@ import logging
 
 from flask import Flask, current_app, g, request
 
-from api import context, credentials, errors, limits, microversion
+from api import context, credentials, errors, limits, microversion, policy
 from api.blueprints import (certificates, clusters, clustertemplates, credentials as creds,
                             federations, jobs, mservices, nodegroups, quotas, root, stats)
 from api.core import errors as errors_mod
@@ -25,6 +25,7 @@ def create_app(settings=None):
         settings.db_url, secrets=settings.store_secrets(create=True))
     # Secrets stored before there was a key (or under an older first key) are sealed now.
     app.extensions['magnum_store'].reseal_secrets()
+    app.extensions['magnum_policy'] = policy.make_enforcer(settings.policy_file)
     if settings.start_executor:
         from api.executor import Executor
         app.extensions['magnum_executor'] = Executor(settings, app.extensions['magnum_store'])

@@ -30,6 +30,9 @@ def parse_args(argv=None):
     parser.add_argument('--keystone-cloud', default=defaults.keystone_cloud,
                         help='with --auth keystone: the clouds.yaml cloud of the service '
                              'user that validates tokens (default $MAGNUM_KEYSTONE_CLOUD)')
+    parser.add_argument('--policy-file', default=defaults.policy_file,
+                        help="a Magnum policy.yaml (or JSON) overriding the default rules "
+                             "(Magnum's names and defaults; default $MAGNUM_POLICY_FILE)")
     parser.add_argument('--cluster-user-trust', action='store_true',
                         help="allow cloud_provider_enabled (Magnum's cluster_user_trust)")
     parser.add_argument('--runner-dir', default=str(defaults.runner_dir),
@@ -102,7 +105,7 @@ def main(argv=None):
         cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
         project_dir=Path(args.project_dir), provider=args.provider,
         health_interval=args.health_interval, health_workers=args.health_workers,
-        secret_key_file=args.secret_key_file,
+        secret_key_file=args.secret_key_file, policy_file=args.policy_file,
         heartbeat_interval=min(10.0, args.health_interval or 10.0),
         playbooks_dir=Path(args.project_dir) / 'playbooks')
     try:

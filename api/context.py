@@ -4,7 +4,7 @@ the settings' defaults fill what it leaves out."""
 
 from flask import current_app, g, request
 
-from api import auth
+from api import auth, policy
 from api.core import errors, fields, lifecycle
 
 
@@ -23,11 +23,7 @@ def load():
     for header, value in (('X-Project-Id', project), ('X-User-Id', headers.get('X-User-Id'))):
         if value is not None and len(value) > fields.MAX_STR:
             raise errors.Invalid("%s is longer than %d characters." % (header, fields.MAX_STR))
-    g.roles = roles
-    g.scope = lifecycle.Scope(project_id=project, user_id=headers.get('X-User-Id'),
-                              is_admin='admin' in roles)
-
-
-def require_admin(action):
-    if not g.scope.is_admin:
-        raise errors.NotAuthorized("Policy doesn't allow %s to be performed." % action)
+    g.roles = policy.with_implied(roles)
+    user = headers.get('X-User-Id')
+    g.scope = lifecycle.Scope(project_id=project, user_id=user,
+                              is_admin=policy.is_admin(g.roles, project, user))

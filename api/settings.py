@@ -23,7 +23,8 @@ class Settings:
     keystone_cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_KEYSTONE_CLOUD', ''))
     max_limit: int = 1000
     cluster_user_trust: bool = False
-    public_templates_by_users: bool = False
+    # A Magnum policy.yaml whose rules override the defaults (api/policy.py).
+    policy_file: str = field(default_factory=lambda: os.environ.get('MAGNUM_POLICY_FILE', ''))
     playbooks_dir: Path = REPO_ROOT / 'playbooks'
     project_dir: Path = REPO_ROOT
     runner_dir: Path = field(default_factory=lambda: Path(
@@ -65,5 +66,4 @@ class Settings:
         templates and clusters are checked against its cloud (as the caller, given
         ``caller_cloud``: a connection, or openstack.connect() arguments)."""
         return {'cluster_user_trust': self.cluster_user_trust,
-                'public_templates_by_users': self.public_templates_by_users,
                 'cloud': (caller_cloud or self.cloud) if self.provider == 'openstack' else None}

@@ -380,3 +380,122 @@ def test_secrets_are_sealed_by_default(sqlite_url, project, tmp_path, monkeypatc
     make_app(sqlite_url, project, tmp_path, start_executor=False)
     with open(key_file) as handle:
         assert handle.read() == first
+
+
+# ------------------------------------------- 6. roles and policy, as Magnum's
+
+READ, WRITE, ADMIN_ONLY = 'read', 'write', 'admin'
+# Each request, with what Magnum's default policy asks of it: READ needs the project's
+# reader role, WRITE its member role, ADMIN_ONLY the admin role (magnum/common/policies).
+POLICY_MATRIX = [
+    ('GET', '/v1/clustertemplates', None, READ),
+    ('GET', '/v1/clustertemplates/detail', None, READ),
+    ('GET', '/v1/clustertemplates/t1', None, READ),
+    ('POST', '/v1/clustertemplates', dict(TPL, name='t9'), WRITE),
+    ('POST', '/v1/clustertemplates', dict(TPL, name='t9', public=True), ADMIN_ONLY),
+    ('PATCH', '/v1/clustertemplates/t1', [{'op': 'replace', 'path': '/name', 'value': 't1'}],
+     WRITE),
+    # (values that change nothing: each request leaves the records as they were)
+    ('PATCH', '/v1/clustertemplates/t1', [{'op': 'replace', 'path': '/public', 'value': False}],
+     ADMIN_ONLY),
+    ('PATCH', '/v1/clustertemplates/t1', [{'op': 'replace', 'path': '/hidden', 'value': False}],
+     ADMIN_ONLY),
+    ('DELETE', '/v1/clustertemplates/t1', None, WRITE),  # in use: refused after the policy
+    ('GET', '/v1/clusters', None, READ),
+    ('GET', '/v1/clusters/detail', None, READ),
+    ('GET', '/v1/clusters/c1', None, READ),
+    ('POST', '/v1/clusters', {'name': 'c9', 'cluster_template_id': 't1'}, WRITE),
+    ('PATCH', '/v1/clusters/c1', [{'op': 'replace', 'path': '/node_count', 'value': 2}], WRITE),
+    ('POST', '/v1/clusters/c1/actions/resize', {'node_count': 2}, WRITE),
+    ('POST', '/v1/clusters/c1/actions/upgrade', {'cluster_template': 't1'}, WRITE),
+    ('DELETE', '/v1/clusters/c1', None, WRITE),
+    ('GET', '/v1/clusters/c1/nodegroups', None, READ),
+    ('GET', '/v1/clusters/c1/nodegroups/default-worker', None, READ),
+    ('POST', '/v1/clusters/c1/nodegroups', {'name': 'ng9'}, WRITE),
+    ('PATCH', '/v1/clusters/c1/nodegroups/default-worker',
+     [{'op': 'replace', 'path': '/max_node_count', 'value': 9}], WRITE),
+    ('DELETE', '/v1/clusters/c1/nodegroups/default-worker', None, WRITE),
+    ('GET', '/v1/certificates/c1', None, READ),
+    ('POST', '/v1/certificates', {'cluster_uuid': 'c1', 'csr': 'not a csr'}, WRITE),
+    ('PATCH', '/v1/certificates/c1', None, WRITE),
+    ('GET', '/v1/federations', None, READ),
+    ('GET', '/v1/federations/f1', None, READ),
+    ('POST', '/v1/federations', {'name': 'f9', 'hostcluster_id': 'c1'}, WRITE),
+    ('PATCH', '/v1/federations/f1', [{'op': 'add', 'path': '/properties/k', 'value': 'v'}],
+     WRITE),
+    ('DELETE', '/v1/federations/f1', None, WRITE),
+    ('GET', '/v1/stats', None, READ),
+    ('GET', '/v1/quotas/p1/Cluster', None, READ),
+    ('GET', '/v1/quotas', None, ADMIN_ONLY),
+    ('POST', '/v1/quotas', {'project_id': 'p9', 'resource': 'Cluster', 'hard_limit': 1},
+     ADMIN_ONLY),
+    ('PATCH', '/v1/quotas/p1/Cluster', {'hard_limit': 5}, ADMIN_ONLY),
+    ('DELETE', '/v1/quotas/p1/Cluster', None, ADMIN_ONLY),
+    ('GET', '/v1/mservices', None, ADMIN_ONLY),
+]
+# Magnum's default for a resize is the project's member, admin or not (there is no
+# cluster:resize_all_projects): an admin of another project is refused.
+MEMBER_OF_THE_PROJECT_ONLY = (('POST', '/v1/clusters/c1/actions/resize'),)
+ALLOWED = {'reader': (READ,), 'member': (READ, WRITE), 'admin': (READ, WRITE, ADMIN_ONLY),
+           '': ()}
+
+
+@pytest.fixture
+def policy_app(db_url, project, tmp_path):
+    """Project p1's template t1, cluster c1 (created by user u1),
+    federation f1 and quota, written by the lifecycle calls; no job runs (no executor:
+    an authorized operation ends in 503, and its transaction changes nothing)."""
+    from api.core import lifecycle
+    app = make_app(db_url, project, tmp_path, start_executor=False)
+    store = app.extensions['magnum_store']
+    scope = lifecycle.Scope(project_id='p1', user_id='u1')
+    lifecycle.create_template(store, dict(TPL, name='t1'), scope)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 't1'},
+                                       scope)
+    lifecycle.end_operation(store, cluster, 'create', True)
+    lifecycle.ensure_ca(store, cluster)
+    lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'c1'}, scope)
+    store.set_quota('p1', 'Cluster', 10, create=True)
+    return app
+
+
+def test_roles_and_projects_meet_magnums_default_policy(policy_app):
+    client = policy_app.test_client()
+    for role, allowed in sorted(ALLOWED.items()):
+        for project in ('p1', 'p2'):
+            headers = {'X-Project-Id': project, 'X-Roles': role, 'X-User-Id': 'u1'}
+            for method, path, body, needs in POLICY_MATRIX:
+                status = call(client, method, path, body, headers).status_code
+                own_or_admin = project == 'p1' or role == 'admin'
+                where = (role or 'no role', project, method, path, status)
+                if project == 'p2' and role == 'admin' and \
+                        (method, path) in MEMBER_OF_THE_PROJECT_ONLY:
+                    assert status == 403, where
+                elif needs not in allowed:
+                    # refused; another project's record is not even found
+                    assert status in ((403,) if own_or_admin else (403, 404)), where
+                elif needs == ADMIN_ONLY or own_or_admin or path.count('/') == 2 or \
+                        path.endswith('/detail'):
+                    assert status not in (401, 403), where
+                else:  # another project's record: refused, or not even found
+                    assert status in (403, 404), where
+    # Nothing an authorized request started changed anything (no executor).
+    admin = {'X-Project-Id': 'p1', 'X-Roles': 'admin'}
+    assert call(client, 'GET', '/v1/clusters/c1', None, admin).json['status'] == \
+        'CREATE_COMPLETE'
+
+
+def test_a_policy_file_overrides_magnums_defaults(db_url, project, tmp_path):
+    policy_file = tmp_path / 'policy.yaml'
+    policy_file.write_text('"cluster:create": "role:admin"\n'
+                           '"clustertemplate:publish": "rule:admin_or_project_member"\n')
+    app = make_app(db_url, project, tmp_path, policy_file=str(policy_file),
+                   start_executor=False)
+    client = app.test_client()
+    member = {'X-Project-Id': 'p1', 'X-Roles': 'member'}
+    call(client, 'POST', '/v1/clustertemplates', dict(TPL, public=True), member, expect=201)
+    assert 'cluster:create' in error_of(call(client, 'POST', '/v1/clusters', {
+        'name': 'c1', 'cluster_template_id': 'tpl'}, member), 403)
+    with pytest.raises(Exception, match='cannot be read'):
+        make_app(db_url, project, tmp_path, policy_file=str(tmp_path / 'missing.yaml'),
+                 start_executor=False)

@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import microversion, views
+from api import microversion, policy, views
 from api.core import errors, lifecycle
 
 bp = Blueprint('certificates', __name__, url_prefix='/v1/certificates')
@@ -27,6 +27,7 @@ def _ca_cert_type(value):
 def show(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('certificate:get', cluster)
     lifecycle.check_tls(store, cluster)
     ca = store.certificate(cluster['uuid'], _ca_cert_type(request.args.get('ca_cert_type')))
     return jsonify({'cluster_uuid': cluster['uuid'], 'pem': ca['cert_pem'],
@@ -43,6 +44,7 @@ def sign():
                                  "Mandatory field missing." % field)
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, data['cluster_uuid'], g.scope)
+    policy.authorize_on('certificate:create', cluster)
     if not isinstance(data['csr'], str):
         raise errors.Invalid("Invalid input for field/attribute csr. Value: %r. Wrong type. "
                              "Expected 'str'." % (data['csr'],))
@@ -58,6 +60,7 @@ def rotate(ident):
     microversion.require((1, 5), 'Rotating the CA')
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('certificate:rotate_ca', cluster)
     lifecycle.check_tls(store, cluster)
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         cluster = store.start_operation(cluster['uuid'], 'ca_rotate')

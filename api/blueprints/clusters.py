@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import credentials, jsonpatch, microversion, paging, views
+from api import credentials, jsonpatch, microversion, paging, policy, views
 from api.core import errors, fields, jobs, labels, lifecycle
 
 bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
@@ -11,6 +11,8 @@ bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
 INTERNAL = ('/stack_id', '/cluster_id', '/status', '/status_reason', '/api_address',
             '/node_addresses', '/master_addresses', '/coe_version', '/container_version',
             '/faults', '/labels_overridden', '/labels_added', '/labels_skipped')
+# A patch of only these is Magnum's cluster:update_health_status.
+HEALTH_PATHS = ('/health_status', '/health_status_reason')
 
 
 def accepted(uuid):
@@ -25,6 +27,7 @@ def _check_node_count(count):
 
 
 def _list(expand):
+    policy.authorize('cluster:detail' if expand else 'cluster:get_all')
     return paging.listing(ctx.store(), 'cluster', 'clusters',
                           lambda r: views.cluster(r, expand=expand), scope=g.scope.owned,
                           path='clusters' + ('/detail' if expand else ''))
@@ -45,12 +48,14 @@ def detail():
 def show(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('cluster:get', cluster)
     return jsonify(views.cluster(cluster, lifecycle.cluster_faults(store, cluster)))
 
 
 @bp.post('')
 @bp.post('/')
 def create():
+    policy.authorize('cluster:create')
     data = ctx.body()
     if 'node_count' in data:
         _check_node_count(fields.coerce(fields.CLUSTER, 'node_count', data['node_count']))
@@ -76,7 +81,12 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_cluster(store, ident, g.scope)
-    patched = jsonpatch.apply_to(fields.CLUSTER, current, ctx.json_document(), INTERNAL)
+    patch = ctx.json_document()
+    health_only = isinstance(patch, list) and patch and all(
+        isinstance(op, dict) and op.get('path') in HEALTH_PATHS for op in patch)
+    policy.authorize_on('cluster:update_health_status' if health_only else 'cluster:update',
+                        current)
+    patched = jsonpatch.apply_to(fields.CLUSTER, current, patch, INTERNAL)
     new_count = fields.coerce(fields.CLUSTER, 'node_count', patched.get('node_count'))
     if new_count is not None:
         _check_node_count(new_count)
@@ -105,6 +115,7 @@ def _submit_resize(cluster, group, node_count, nodes_to_remove):
 def delete(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('cluster:delete', cluster)
     executor = ctx.executor()
     # The status, the cancel of what runs and the delete job: one transaction.
     with store.write(lock=lifecycle.cluster_lock(cluster)):
@@ -123,6 +134,7 @@ def resize(ident):
     microversion.require((1, 7), 'Resizing a cluster')
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('cluster:resize', cluster)
     data = ctx.body()
     unknown = set(data) - {'node_count', 'nodes_to_remove', 'nodegroup'}
     if unknown:
@@ -147,6 +159,7 @@ def upgrade(ident):
         raise errors.NotSupported("Upgrading a cluster needs microversion 1.8 or later.")
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('cluster:upgrade', cluster)
     data = ctx.body()
     if not data.get('cluster_template'):
         raise errors.Invalid("Invalid input for field/attribute cluster_template. "
@@ -167,6 +180,7 @@ def upgrade(ident):
 def cluster_jobs(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('job:get', cluster)
     records = jobs.Jobs(store).for_cluster(cluster['uuid'])
     if request.args.get('active') in ('1', 'true'):
         records = [j for j in records if j['status'] in jobs.ACTIVE]

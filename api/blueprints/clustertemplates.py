@@ -1,10 +1,10 @@
 """/v1/clustertemplates"""
 
-from flask import Blueprint, g, jsonify
+from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import jsonpatch, paging, views
-from api.core import errors, fields, lifecycle
+from api import jsonpatch, paging, policy, views
+from api.core import fields, lifecycle
 
 bp = Blueprint('clustertemplates', __name__, url_prefix='/v1/clustertemplates')
 
@@ -15,19 +15,28 @@ INTERNAL = ('/cluster_distro', '/driver')
 @bp.get('/')
 @bp.get('/detail')
 def list_templates():
+    policy.authorize('clustertemplate:detail' if request.path.endswith('/detail')
+                     else 'clustertemplate:get_all')
     return paging.listing(ctx.store(), 'cluster_template', 'clustertemplates', views.template,
                           scope=g.scope.owned_or_public)
 
 
 @bp.get('/<ident>')
 def show(ident):
-    return jsonify(views.template(lifecycle.get_template(ctx.store(), ident, g.scope)))
+    template = lifecycle.get_template(ctx.store(), ident, g.scope)
+    if not template['public']:  # a public template is everyone's to read (Magnum)
+        policy.authorize_on('clustertemplate:get', template)
+    return jsonify(views.template(template))
 
 
 @bp.post('')
 @bp.post('/')
 def create():
-    record = lifecycle.create_template(ctx.store(), ctx.body(), g.scope, ctx.core_settings())
+    policy.authorize('clustertemplate:create')
+    data = ctx.body()
+    if data.get('public') not in (None, False, 'false', 'False') or data.get('hidden'):
+        policy.authorize('clustertemplate:publish')
+    record = lifecycle.create_template(ctx.store(), data, g.scope, ctx.core_settings())
     resp = jsonify(views.template(record))
     resp.status_code = 201
     resp.headers['Location'] = views.links('clustertemplates/%s' % record['uuid'])[0]['href']
@@ -38,9 +47,12 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_template(store, ident, g.scope)
-    _check_owner(current)
+    policy.authorize_on('clustertemplate:update', current)
     defaults = fields.defaults(fields.CLUSTER_TEMPLATE)
     patch = ctx.json_document()
+    if isinstance(patch, list) and any(isinstance(op, dict) and op.get('path') in (
+            '/public', '/hidden') for op in patch):
+        policy.authorize('clustertemplate:publish')
 
     def patched(latest):  # applied to the template as it is when written
         doc = jsonpatch.apply(views.template(latest), patch, INTERNAL, defaults)
@@ -55,12 +67,6 @@ def update(ident):
 def delete(ident):
     store = ctx.store()
     current = lifecycle.get_template(store, ident, g.scope)
-    _check_owner(current)
+    policy.authorize_on('clustertemplate:delete', current)
     lifecycle.delete_template(store, current)
     return '', 204
-
-
-def _check_owner(template):
-    if not g.scope.is_admin and template['project_id'] != g.scope.project_id:
-        raise errors.NotAuthorized("Policy doesn't allow clustertemplate:update to be "
-                                   "performed on a template of another project.")

@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import credentials, microversion
+from api import credentials, microversion, policy
 from api.core import errors, lifecycle, states
 
 bp = Blueprint('credentials', __name__, url_prefix='/v1/credentials')
@@ -20,6 +20,7 @@ def rotate(ident):
     microversion.require((1, 12), 'Rotating the credential of a cluster')
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('credential:rotate', cluster)
     settings = ctx.settings()
     if not credentials.enabled(settings):
         raise errors.NotSupported(

@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify
 
 from api import app as ctx
-from api import jsonpatch, paging, views
+from api import jsonpatch, paging, policy, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('federations', __name__, url_prefix='/v1/federations')
@@ -12,6 +12,7 @@ INTERNAL = ('/hostcluster_id', '/status', '/status_reason', '/name')
 
 
 def _list(expand):
+    policy.authorize('federation:detail' if expand else 'federation:get_all')
     return paging.listing(ctx.store(), 'federation', 'federations',
                           lambda r: views.federation(r, expand), scope=g.scope.owned,
                           path='federations' + ('/detail' if expand else ''))
@@ -30,7 +31,9 @@ def detail():
 
 @bp.get('/<ident>')
 def show(ident):
-    return jsonify(views.federation(lifecycle.get_federation(ctx.store(), ident, g.scope)))
+    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    policy.authorize_on('federation:get', federation)
+    return jsonify(views.federation(federation))
 
 
 def _submit(operation, federation):
@@ -46,6 +49,7 @@ def _submit(operation, federation):
 @bp.post('')
 @bp.post('/')
 def create():
+    policy.authorize('federation:create')
     data = ctx.body()
     with ctx.store().write():  # the record and its job commit together
         federation = lifecycle.create_federation(ctx.store(), data, g.scope)
@@ -56,6 +60,7 @@ def create():
 def update(ident):
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
+    policy.authorize_on('federation:update', current)
     patched = jsonpatch.apply_to(fields.FEDERATION, current, ctx.json_document(), INTERNAL)
     with store.write(lock=lifecycle.federation_lock(current)):
         federation = lifecycle.update_federation(store, current, patched, g.scope)
@@ -66,6 +71,7 @@ def update(ident):
 def delete(ident):
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
+    policy.authorize_on('federation:delete', current)
     with store.write(lock=lifecycle.federation_lock(current)):
         if ctx.executor().delete_pending(resource_id=current['uuid']):
             return '', 204  # already being deleted: nothing more to queue

@@ -3,7 +3,7 @@
 from flask import Blueprint, jsonify
 
 from api import app as ctx
-from api import context
+from api import policy
 from api.core import jobs
 
 bp = Blueprint('mservices', __name__, url_prefix='/v1/mservices')
@@ -12,7 +12,7 @@ bp = Blueprint('mservices', __name__, url_prefix='/v1/mservices')
 @bp.get('')
 @bp.get('/')
 def list_services():
-    context.require_admin('magnum-service:get_all')
+    policy.authorize('magnum-service:get_all')
     services = jobs.Jobs(ctx.store()).services()
     return jsonify({'mservices': [{
         'id': s['id'], 'host': s['host'], 'binary': s['binary'], 'state': s['state'],

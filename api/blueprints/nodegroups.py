@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import jsonpatch, microversion, paging, views
+from api import jsonpatch, microversion, paging, policy, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('nodegroups', __name__, url_prefix='/v1/clusters/<cluster_ident>/nodegroups')
@@ -18,12 +18,15 @@ def _version():
     microversion.require((1, 9), 'Nodegroups')
 
 
-def _cluster(ident):
-    return lifecycle.get_cluster(ctx.store(), ident, g.scope)
+def _cluster(ident, action):
+    """The cluster of the node groups, once the caller may do ``action`` on them."""
+    cluster = lifecycle.get_cluster(ctx.store(), ident, g.scope)
+    policy.authorize_on(action, cluster)
+    return cluster
 
 
 def _list(cluster_ident, expand):
-    cluster = _cluster(cluster_ident)
+    cluster = _cluster(cluster_ident, 'nodegroup:get_all')
     where = {'cluster_id': cluster['uuid']}
     if request.args.get('role'):
         where['role'] = request.args['role']
@@ -47,7 +50,7 @@ def detail(cluster_ident):
 
 @bp.get('/<ident>')
 def show(cluster_ident, ident):
-    cluster = _cluster(cluster_ident)
+    cluster = _cluster(cluster_ident, 'nodegroup:get')
     group = lifecycle.get_nodegroup(ctx.store(), cluster, ident)
     return jsonify(views.nodegroup(group, cluster['uuid']))
 
@@ -56,7 +59,7 @@ def show(cluster_ident, ident):
 @bp.post('/')
 def create(cluster_ident):
     store = ctx.store()
-    cluster = _cluster(cluster_ident)
+    cluster = _cluster(cluster_ident, 'nodegroup:create')
     data = ctx.body()
     if g.version < (1, 14):
         for key in ('node_labels', 'node_taints'):
@@ -74,7 +77,7 @@ def create(cluster_ident):
 @bp.patch('/<ident>')
 def update(cluster_ident, ident):
     store = ctx.store()
-    cluster = _cluster(cluster_ident)
+    cluster = _cluster(cluster_ident, 'nodegroup:update')
     group = lifecycle.get_nodegroup(store, cluster, ident)
     patch = ctx.json_document()
     record = lifecycle.update_nodegroup(
@@ -88,7 +91,7 @@ def update(cluster_ident, ident):
 @bp.delete('/<ident>')
 def delete(cluster_ident, ident):
     store = ctx.store()
-    cluster = _cluster(cluster_ident)
+    cluster = _cluster(cluster_ident, 'nodegroup:delete')
     group = lifecycle.get_nodegroup(store, cluster, ident)
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         lifecycle.start_nodegroup_delete(store, cluster, group)

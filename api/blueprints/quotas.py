@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import context, paging, views
+from api import paging, policy, views
 from api.core import errors, fields, model
 
 bp = Blueprint('quotas', __name__, url_prefix='/v1/quotas')
@@ -14,8 +14,7 @@ bp = Blueprint('quotas', __name__, url_prefix='/v1/quotas')
 def list_quotas():
     page = paging.params()
     all_tenants = request.args.get('all_tenants', '').lower() in ('1', 'true', 'yes')
-    if all_tenants:
-        context.require_admin('quota:get_all')
+    policy.authorize('quota:get_all')
     project = None if all_tenants else g.scope.project_id
     records = ctx.store().quotas(project, limit=page['limit'], marker=page['marker'],
                                  sort_key=page['sort_key'], sort_dir=page['sort_dir'])
@@ -26,14 +25,9 @@ def list_quotas():
     return jsonify(data)
 
 
-def _check_project(project_id):
-    if project_id != g.scope.project_id:
-        context.require_admin('quota:get')
-
-
 @bp.get('/<project_id>/<resource>')
 def show(project_id, resource):
-    _check_project(project_id)
+    policy.authorize('quota:get', {'project_id': project_id})
     record = ctx.store().quota(project_id, resource, missing_ok=True)
     if record is None:
         record = {'project_id': project_id, 'resource': resource,
@@ -44,7 +38,7 @@ def show(project_id, resource):
 @bp.post('')
 @bp.post('/')
 def create():
-    context.require_admin('quota:create')
+    policy.authorize('quota:create')
     data = model.build_quota(ctx.body())
     record = ctx.store().set_quota(data['project_id'], data['resource'], data['hard_limit'],
                                    create=True)
@@ -55,7 +49,7 @@ def create():
 
 @bp.patch('/<project_id>/<resource>')
 def update(project_id, resource):
-    context.require_admin('quota:update')
+    policy.authorize('quota:update')
     data = ctx.body()
     if 'hard_limit' not in data:
         raise errors.Invalid("Invalid input for field/attribute hard_limit. Value: None. "
@@ -71,6 +65,6 @@ def update(project_id, resource):
 
 @bp.delete('/<project_id>/<resource>')
 def delete(project_id, resource):
-    context.require_admin('quota:delete')
+    policy.authorize('quota:delete')
     ctx.store().delete_quota(project_id, resource)
     return '', 204

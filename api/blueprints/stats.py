@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import context, microversion
+from api import microversion, policy
 from api.core import errors, lifecycle
 
 bp = Blueprint('stats', __name__, url_prefix='/v1/stats')
@@ -17,8 +17,7 @@ def stats():
     if kind != 'cluster':
         raise errors.Invalid("Invalid stats type %s: only 'cluster' is supported." % kind)
     project = request.args.get('project_id')
-    if project and project != g.scope.project_id:
-        context.require_admin('stats:get_all')
     if not project and not g.scope.is_admin:
         project = g.scope.project_id
+    policy.authorize('stats:get_all', {'project_id': project or g.scope.project_id})
     return jsonify(lifecycle.stats(ctx.store(), project))

@@ -87,9 +87,6 @@ def create_template(store, data, scope, settings=None):
         data, project_id=scope.project_id, user_id=scope.user_id,
         image_catalog=_image_catalog(settings, checks, data.get('image_id')),
         cluster_user_trust=settings.get('cluster_user_trust', False))
-    if record.get('public') and not scope.is_admin and not settings.get('public_templates_by_users'):
-        from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotAuthorized
-        raise NotAuthorized("Policy doesn't allow clustertemplate:publish to be performed.")
     if checks is not None:
         checks.template(record)
     return store.create('cluster_template', record)

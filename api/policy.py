@@ -1,0 +1,169 @@
+"""Every authorization decision: Magnum's policy rules, read by oslo.policy.
+
+The rule names and defaults are Magnum's current ones (admin, member and reader of the
+project; ``*_all_projects`` for the admin), so an operator's Magnum ``policy.yaml``
+overrides them unchanged (``--policy-file``). Magnum's trustee "cluster user" does not
+exist here: its ``*_deny_cluster_user`` rules are the plain member/reader ones. The
+job records (an extension) have one rule of their own, ``job:get``.
+"""
+
+import os
+
+from flask import current_app, g
+from oslo_config import cfg
+from oslo_policy import policy
+
+from api.core import errors
+
+ADMIN = 'rule:context_is_admin'
+READER = 'rule:admin_or_project_reader'
+MEMBER = 'rule:admin_or_project_member'
+PROJECT_MEMBER = 'rule:project_member'
+PROJECT_READER = 'rule:project_reader'
+MEMBER_USER = 'rule:admin_or_project_member_user'
+READER_USER = 'rule:admin_or_project_reader_user'
+
+BASE_RULES = (
+    ('context_is_admin', 'role:admin'),
+    ('admin_or_owner', 'is_admin:True or project_id:%(project_id)s'),
+    ('admin_or_user', 'is_admin:True or user_id:%(user_id)s'),
+    ('is_user', 'user_id:%(user_id)s'),
+    ('project_member', 'role:member and project_id:%(project_id)s'),
+    ('project_reader', 'role:reader and project_id:%(project_id)s'),
+    ('admin_or_project_reader', '(%s) or (%s)' % (ADMIN, PROJECT_READER)),
+    ('admin_or_project_member', '(%s) or (%s)' % (ADMIN, PROJECT_MEMBER)),
+    ('admin_or_project_member_user', '(%s) or ((%s) and (rule:is_user))'
+     % (ADMIN, PROJECT_MEMBER)),
+    ('admin_or_project_member_user_or_cluster_user', '(%s) or ((%s) and (rule:is_user))'
+     % (ADMIN, PROJECT_MEMBER)),
+    ('admin_or_project_reader_user', '(%s) or ((%s) and (rule:is_user))'
+     % (ADMIN, PROJECT_READER)),
+    ('project_member_deny_cluster_user', '(%s)' % PROJECT_MEMBER),
+    ('admin_or_project_member_deny_cluster_user', '(%s) or (%s)' % (ADMIN, PROJECT_MEMBER)),
+    ('project_reader_deny_cluster_user', '(%s)' % PROJECT_READER),
+    ('admin_or_project_reader_deny_cluster_user', '(%s) or (%s)' % (ADMIN, PROJECT_READER)),
+)
+
+# action -> default, as Magnum's magnum/common/policies/*.py have them.
+ACTIONS = {
+    'clustertemplate:create': 'rule:admin_or_project_member_deny_cluster_user',
+    'clustertemplate:delete': MEMBER,
+    'clustertemplate:delete_all_projects': ADMIN,
+    'clustertemplate:detail': 'rule:admin_or_project_reader_deny_cluster_user',
+    'clustertemplate:detail_all_projects': ADMIN,
+    'clustertemplate:get': 'rule:admin_or_project_reader_deny_cluster_user',
+    'clustertemplate:get_one_all_projects': ADMIN,
+    'clustertemplate:get_all': 'rule:admin_or_project_reader_deny_cluster_user',
+    'clustertemplate:get_all_all_projects': ADMIN,
+    'clustertemplate:update': MEMBER,
+    'clustertemplate:update_all_projects': ADMIN,
+    'clustertemplate:publish': ADMIN,
+    'cluster:create': 'rule:project_member_deny_cluster_user',
+    'cluster:delete': 'rule:project_member_deny_cluster_user',
+    'cluster:delete_all_projects': ADMIN,
+    'cluster:detail': 'rule:project_reader_deny_cluster_user',
+    'cluster:detail_all_projects': ADMIN,
+    'cluster:get': 'rule:project_reader_deny_cluster_user',
+    'cluster:get_one_all_projects': ADMIN,
+    'cluster:get_all': 'rule:project_reader_deny_cluster_user',
+    'cluster:get_all_all_projects': ADMIN,
+    'cluster:update': 'rule:project_member_deny_cluster_user',
+    'cluster:update_health_status': 'rule:admin_or_project_member_user_or_cluster_user',
+    'cluster:update_all_projects': ADMIN,
+    'cluster:resize': 'rule:project_member_deny_cluster_user',
+    'cluster:upgrade': 'rule:project_member_deny_cluster_user',
+    'cluster:upgrade_all_projects': ADMIN,
+    'nodegroup:get': READER,
+    'nodegroup:get_all': READER,
+    'nodegroup:get_all_all_projects': ADMIN,
+    'nodegroup:get_one_all_projects': ADMIN,
+    'nodegroup:create': MEMBER,
+    'nodegroup:delete': MEMBER,
+    'nodegroup:update': MEMBER,
+    'certificate:create': 'rule:admin_or_project_member_user_or_cluster_user',
+    'certificate:get': READER_USER,
+    'certificate:rotate_ca': MEMBER,
+    'credential:rotate': 'rule:project_member_deny_cluster_user',
+    'federation:create': 'rule:admin_or_project_member_deny_cluster_user',
+    'federation:delete': 'rule:admin_or_project_member_deny_cluster_user',
+    'federation:detail': 'rule:admin_or_project_reader_deny_cluster_user',
+    'federation:get': 'rule:admin_or_project_reader_deny_cluster_user',
+    'federation:get_all': 'rule:admin_or_project_reader_deny_cluster_user',
+    'federation:update': 'rule:admin_or_project_member_deny_cluster_user',
+    'quota:create': ADMIN,
+    'quota:delete': ADMIN,
+    'quota:get': READER,
+    'quota:get_all': ADMIN,
+    'quota:update': ADMIN,
+    'stats:get_all': READER,
+    'magnum-service:get_all': ADMIN,
+    'job:get': READER,
+}
+
+# Keystone's default implied roles: an admin is a member, a member a reader. Tokens
+# carry the implied roles; noauth headers are given them here.
+IMPLIED_ROLES = {'admin': ('member', 'reader'), 'member': ('reader',)}
+
+
+def make_enforcer(policy_file=None):
+    """An oslo.policy Enforcer with Magnum's defaults; ``policy_file`` (YAML or JSON)
+    overrides any of them."""
+    if policy_file and not os.access(policy_file, os.R_OK):
+        raise errors.MagnumError("The policy file %s cannot be read." % policy_file)
+    conf = cfg.ConfigOpts()
+    conf([], project='magnum', default_config_files=[], default_config_dirs=[])
+    enforcer = policy.Enforcer(conf, policy_file=os.path.abspath(policy_file) if policy_file
+                               else None)
+    enforcer.register_defaults(
+        [policy.RuleDefault(name, check) for name, check in BASE_RULES]
+        + [policy.RuleDefault(name, check) for name, check in ACTIONS.items()])
+    if policy_file:
+        enforcer.load_rules()  # a file that cannot be read stops the start, not a request
+    return enforcer
+
+
+def with_implied(roles):
+    out = list(roles)
+    for role in roles:
+        out.extend(r for r in IMPLIED_ROLES.get(role, ()) if r not in out)
+    return out
+
+
+def _creds():
+    return {'roles': g.roles, 'project_id': g.scope.project_id, 'user_id': g.scope.user_id,
+            'is_admin': g.scope.is_admin}
+
+
+def allowed(action, target=None):
+    """Whether the caller may do ``action`` on ``target`` (its project_id and user_id;
+    the caller's own when not given)."""
+    target = dict(target or {})
+    target.setdefault('project_id', g.scope.project_id)
+    target.setdefault('user_id', g.scope.user_id)
+    target = {'project_id': target['project_id'], 'user_id': target['user_id']}
+    enforcer = current_app.extensions['magnum_policy']
+    return enforcer.authorize(action, target, _creds(), do_raise=False)
+
+
+def authorize(action, target=None):
+    """Magnum's 403 unless the caller may do ``action`` on ``target``."""
+    if not allowed(action, target):
+        raise errors.NotAuthorized("Policy doesn't allow %s to be performed." % action)
+
+
+def authorize_on(action, record):
+    """``action`` on a record: on another project's, its ``<action>_all_projects`` rule
+    where Magnum has one (get_one_all_projects for a get), else ``action`` itself."""
+    if record.get('project_id') != g.scope.project_id:
+        kind, verb = action.split(':', 1)
+        cross = '%s:%s_all_projects' % (kind, 'get_one' if verb == 'get' else verb)
+        if cross in ACTIONS:
+            return authorize(cross, record)
+    return authorize(action, record)
+
+
+def is_admin(roles, project_id, user_id):
+    """The context_is_admin rule for a caller (before g.scope exists)."""
+    enforcer = current_app.extensions['magnum_policy']
+    return enforcer.authorize('context_is_admin', {}, {
+        'roles': roles, 'project_id': project_id, 'user_id': user_id}, do_raise=False)
