@@ -8,7 +8,7 @@ import json
 
 from api.errors import body as magnum_body
 
-PUBLIC_ROUTES = ('', '/v1')
+PUBLIC_ROUTES = ('', '/v1', '/v1/openapi.json')
 # Identity headers only auth_token may set (a caller's own are dropped).
 IDENTITY_HEADERS = ('HTTP_X_PROJECT_ID', 'HTTP_X_TENANT_ID', 'HTTP_X_ROLES', 'HTTP_X_USER_ID')
 # The service credentials auth_token validates tokens with: a clouds.yaml cloud's auth.

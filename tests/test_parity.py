@@ -21,7 +21,7 @@ CLUSTER = {'name': 'c1', 'cluster_template_id': 'tpl', 'node_count': 2, 'master_
            'labels': {'availability_zone': 'az1'}, 'merge_labels': True,
            'flavor_id': 'm1.medium', 'create_timeout': 30}
 VOLATILE = ('id', 'uuid', 'created_at', 'updated_at', 'cluster_id', 'cluster_template_id',
-            'status_reason')
+            'status_reason', 'row_version')  # row_version: how many writes, not what
 
 
 def normalise(store):

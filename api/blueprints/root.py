@@ -44,3 +44,10 @@ def v1():
 @bp.get('/healthcheck')
 def healthcheck():
     return 'OK', 200, {'Content-Type': 'text/plain'}
+
+
+@bp.get('/v1/openapi.json')
+def openapi_document():
+    """The OpenAPI document of this v1 API (no auth, as the version documents)."""
+    from api import openapi
+    return jsonify(openapi.document())
