@@ -115,8 +115,8 @@ def _listing(kind, summary):
         {'name': 'limit', 'in': 'query', 'schema': {'type': 'integer', 'minimum': 1}},
         {'name': 'marker', 'in': 'query', 'schema': {'type': 'string', 'maxLength': 255}},
         {'name': 'sort_key', 'in': 'query', 'schema': {'type': 'string', 'enum': keys}},
-        {'name': 'sort_dir', 'in': 'query', 'schema': {'type': 'string',
-                                                        'enum': ['asc', 'desc']}}],
+        {'name': 'sort_dir', 'in': 'query',
+         'schema': {'type': 'string', 'enum': ['asc', 'desc']}}],
         'responses': _answers(200)}
 
 
