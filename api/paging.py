@@ -35,14 +35,16 @@ def next_link(resource, items, page, marker_key='uuid', extra=None):
                                              page['limit'], items[-1][marker_key])
 
 
-def listing(store, kind, collection, view, scope=None, where=None, path=None, extra=None):
+def listing(store, kind, collection, view, scope=None, where=None, path=None, extra=None,
+            columns=None):
     """A Magnum collection response: one page of ``kind`` rendered by ``view``,
-    under the key ``collection``, with ``next`` when the page is full."""
+    under the key ``collection``, with ``next`` when the page is full. ``columns``: the
+    fields ``view`` shows, the only ones read."""
     from flask import jsonify
     page = params()
     records = store.page(kind, scope=scope, where=where, limit=page['limit'],
                          marker=page['marker'], sort_key=page['sort_key'],
-                         sort_dir=page['sort_dir'])
+                         sort_dir=page['sort_dir'], columns=columns)
     data = {collection: [view(r) for r in records]}
     nxt = next_link(path or collection, records, page, extra=extra)
     if nxt:

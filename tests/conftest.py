@@ -67,6 +67,19 @@ def _pg_database():
 STORE_BACKENDS = ['sqlite', pytest.param('postgresql', marks=pytest.mark.postgres)]
 
 
+@pytest.fixture(autouse=True, scope='session')
+def own_data_home(tmp_path_factory):
+    """What the API and the modules keep in the user's data directory (a PostgreSQL
+    store's default key file, runner dirs) goes to the test run's own, not the machine's."""
+    previous = os.environ.get('XDG_DATA_HOME')
+    os.environ['XDG_DATA_HOME'] = str(tmp_path_factory.mktemp('data-home'))
+    yield
+    if previous is None:
+        os.environ.pop('XDG_DATA_HOME', None)
+    else:
+        os.environ['XDG_DATA_HOME'] = previous
+
+
 @pytest.fixture(params=STORE_BACKENDS)
 def db_url(request, tmp_path):
     """A store URL on each backend: SQLite file, and PostgreSQL when MAGNUM_TEST_PG_URL is set."""

@@ -34,6 +34,12 @@ def test_migrations_are_versioned_and_idempotent(db_url):
             'schema_version'} <= tables
     cols = set(c['name'] for c in inspector.get_columns('clusters'))
     assert {'uuid', 'status', 'labels', 'health_status_reason', 'driver'} <= cols
+    # what the API looks up by is indexed (a show stays flat as the store grows)
+    indexed = dict((t, set(i['column_names'][0] for i in inspector.get_indexes(t)))
+                   for t in ('clusters', 'cluster_templates', 'nodegroups', 'jobs'))
+    assert {'project_id', 'name', 'cluster_template_id'} <= indexed['clusters']
+    assert {'project_id', 'name'} <= indexed['cluster_templates']
+    assert 'cluster_id' in indexed['nodegroups'] and 'cluster_id' in indexed['jobs']
 
 
 def test_records_roundtrip_types(db_url):
@@ -253,7 +259,8 @@ def test_a_store_of_schema_1_gains_the_credentials_table(db_url):
         conn.execute(store.meta.tables['schema_version'].delete().where(
             store.meta.tables['schema_version'].c.version == 2))
     again = store_mod.Store(db_url)
-    assert again.schema_version() == 3 and again.credential('nope') is None
+    assert again.schema_version() == store_mod.MIGRATIONS[-1][0]
+    assert again.credential('nope') is None
 
 
 def test_a_store_of_schema_2_gains_row_versions(db_url):
@@ -264,10 +271,23 @@ def test_a_store_of_schema_2_gains_row_versions(db_url):
         conn.execute(store.meta.tables['schema_version'].delete().where(
             store.meta.tables['schema_version'].c.version == 3))
     again = store_mod.Store(db_url)
-    assert again.schema_version() == 3
+    assert again.schema_version() == store_mod.MIGRATIONS[-1][0]
     assert again.get('cluster_template', tpl['uuid'])['row_version'] == 0
     changed = again.modify('cluster_template', tpl['uuid'], lambda t: {'name': 'renamed'})
     assert changed['name'] == 'renamed' and changed['row_version'] == 1
+
+
+def test_a_store_of_schema_3_gains_its_indexes(db_url):
+    store = store_mod.Store(db_url)
+    with store.write() as conn:
+        for table in store_mod.INDEXED:
+            for index in list(store.t[table].indexes):
+                index.drop(conn)
+        conn.execute(store.meta.tables['schema_version'].delete().where(
+            store.meta.tables['schema_version'].c.version == 4))
+    store_mod.Store(db_url)
+    inspector = sa.inspect(store.engine)
+    assert 'ix_clusters_project_id' in [i['name'] for i in inspector.get_indexes('clusters')]
 
 
 def test_a_compare_and_set_update_loses_to_a_write_in_between(db_url):
@@ -321,8 +341,9 @@ def test_secrets_are_sealed_at_rest_and_resealed_after_a_key_change(db_url, tmp_
         path.write_text(''.join(k + '\n' for k in keys))
         return store_mod.Store(db_url, secrets=secrets.Secrets(str(path)))
 
-    # a store used without a key file: secrets lie as they are
-    plain, _tpl = make(db_url)
+    # a store used without a key file (none given, none beside it): secrets lie as they are
+    plain = store_mod.Store(db_url, secrets=secrets.Secrets(None))
+    lifecycle.create_template(plain, dict(TPL), SCOPE)
     cluster = lifecycle.record_cluster(plain, {'name': 'c1', 'cluster_template_id': 'tpl'},
                                        SCOPE)
     lifecycle.ensure_ca(plain, cluster)

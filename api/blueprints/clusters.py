@@ -30,7 +30,8 @@ def _list(expand):
     policy.authorize('cluster:detail' if expand else 'cluster:get_all')
     return paging.listing(ctx.store(), 'cluster', 'clusters',
                           lambda r: views.cluster(r, expand=expand), scope=g.scope.owned,
-                          path='clusters' + ('/detail' if expand else ''))
+                          path='clusters' + ('/detail' if expand else ''),
+                          columns=None if expand else views.CLUSTER_LIST_COLUMNS)
 
 
 @bp.get('')

@@ -15,7 +15,8 @@ def _list(expand):
     policy.authorize('federation:detail' if expand else 'federation:get_all')
     return paging.listing(ctx.store(), 'federation', 'federations',
                           lambda r: views.federation(r, expand), scope=g.scope.owned,
-                          path='federations' + ('/detail' if expand else ''))
+                          path='federations' + ('/detail' if expand else ''),
+                          columns=None if expand else views.FEDERATION_LIST_FIELDS)
 
 
 @bp.get('')

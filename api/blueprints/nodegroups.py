@@ -34,7 +34,8 @@ def _list(cluster_ident, expand):
         ctx.store(), 'nodegroup', 'nodegroups',
         lambda r: views.nodegroup(r, cluster['uuid'], expand=expand), where=where,
         path='clusters/%s/nodegroups' % cluster['uuid'],
-        extra={'role': where['role']} if 'role' in where else None)
+        extra={'role': where['role']} if 'role' in where else None,
+        columns=None if expand else views.NODEGROUP_LIST_FIELDS)
 
 
 @bp.get('')

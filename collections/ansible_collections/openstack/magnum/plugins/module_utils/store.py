@@ -46,6 +46,14 @@ KINDS = {
     'nodegroup': ('nodegroups', fields.NODEGROUP, 'Nodegroup'),
     'federation': ('federations', fields.FEDERATION, 'Federation'),
 }
+# Columns looked up by (besides uuid): per project, by name, a cluster's node groups,
+# a template's clusters.
+INDEXED = {
+    'cluster_templates': ('project_id', 'name'),
+    'clusters': ('project_id', 'name', 'cluster_template_id'),
+    'nodegroups': ('cluster_id', 'name'),
+    'federations': ('project_id', 'name'),
+}
 # Internal columns that are not API fields.
 EXTRA = {
     'nodegroups': {'nodes': fields.LIST},
@@ -64,6 +72,17 @@ def default_url():
     base = os.environ.get('XDG_DATA_HOME') or os.path.join(
         os.path.expanduser('~'), '.local', 'share')
     return 'sqlite:///' + os.path.join(base, 'openstack-magnum', 'magnum.sqlite')
+
+
+def _columns(kind):
+    """A kind's columns (API fields and internal ones), and those holding JSON."""
+    table_fields = dict((k, v[0]) for k, v in KINDS[kind][1].items())
+    table_fields.update(EXTRA.get(KINDS[kind][0], {}))
+    return (frozenset(table_fields),
+            frozenset(k for k, v in table_fields.items() if v in (fields.DICT, fields.LIST)))
+
+
+_COLUMNS = dict((kind, _columns(kind)) for kind in KINDS)
 
 
 def sortable(kind):
@@ -98,6 +117,10 @@ def _metadata():
             cols.append(_column(name, kind))
         cols.append(_row_version())
         sa.Table(table, meta, *cols)
+    # What the API looks records up by, besides uuids (Magnum's indexes too).
+    for table, columns in INDEXED.items():
+        for column in columns:
+            sa.Index('ix_%s_%s' % (table, column), meta.tables[table].c[column])
     sa.Table('quotas', meta,
              sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
              sa.Column('project_id', sa.String(255), nullable=False),
@@ -143,6 +166,9 @@ def _metadata():
              sa.Column('cancel_requested', sa.Boolean, default=False),
              sa.Column('created_at', sa.Text), sa.Column('started_at', sa.Text),
              sa.Column('finished_at', sa.Text), sa.Column('updated_at', sa.Text))
+    sa.Index('ix_jobs_cluster_id', meta.tables['jobs'].c.cluster_id)
+    sa.Index('ix_jobs_resource_id', meta.tables['jobs'].c.resource_id)
+    sa.Index('ix_jobs_status', meta.tables['jobs'].c.status)
     sa.Table('job_events', meta,
              sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
              sa.Column('job_uuid', sa.String(36), nullable=False, index=True),
@@ -175,6 +201,12 @@ def _create_missing_tables(conn, meta):
     meta.create_all(conn)
 
 
+def _create_indexes(conn, meta):
+    for table in meta.tables.values():
+        for index in table.indexes:
+            index.create(conn, checkfirst=True)
+
+
 def _add_row_versions(conn, meta):
     inspector = sa.inspect(conn)
     for table, _fields, _display in KINDS.values():
@@ -188,6 +220,7 @@ MIGRATIONS = (
     (1, 'initial schema', _create_missing_tables),
     (2, 'credentials of clusters', _create_missing_tables),
     (3, 'row versions for compare-and-set updates', _add_row_versions),
+    (4, 'indexes for lookups by project, name, cluster and template', _create_indexes),
 )
 # How often Store.modify reads again after a concurrent writer got in first.
 MODIFY_ATTEMPTS = 60
@@ -318,13 +351,12 @@ class Store(object):
         return self.t[KINDS[kind][0]]
 
     def _encode(self, kind, values):
-        table_fields = dict((k, v[0]) for k, v in KINDS[kind][1].items())
-        table_fields.update(EXTRA.get(KINDS[kind][0], {}))
+        columns, json_columns = _COLUMNS[kind]
         out = {}
         for key, value in values.items():
-            if key not in table_fields and key != 'id':
+            if key not in columns and key != 'id':
                 continue
-            if table_fields.get(key) in (fields.DICT, fields.LIST) and value is not None:
+            if key in json_columns and value is not None:
                 value = json.dumps(value, sort_keys=True)
             out[key] = value
         return out
@@ -332,12 +364,11 @@ class Store(object):
     def _decode(self, kind, row):
         if row is None:
             return None
-        table_fields = dict((k, v[0]) for k, v in KINDS[kind][1].items())
-        table_fields.update(EXTRA.get(KINDS[kind][0], {}))
-        out = dict(row._mapping)
-        for key, value in out.items():
-            if table_fields.get(key) in (fields.DICT, fields.LIST) and value is not None:
-                out[key] = json.loads(value)
+        json_columns = _COLUMNS[kind][1]
+        out = row._asdict()
+        for key in json_columns.intersection(out):
+            if out[key] is not None:
+                out[key] = json.loads(out[key])
         return out
 
     # ------------------------------------------------------------- generic
@@ -407,8 +438,9 @@ class Store(object):
             return [self._decode(kind, r) for r in c.execute(query)]
 
     def page(self, kind, scope=None, where=None, limit=None, marker=None,
-             sort_key='id', sort_dir='asc'):
-        """A page of records for the API's limit/marker/sort_key/sort_dir."""
+             sort_key='id', sort_dir='asc', columns=None):
+        """A page of records for the API's limit/marker/sort_key/sort_dir; with
+        ``columns``, records of those fields only (and id, uuid)."""
         table = self._table(kind)
         if sort_key not in sortable(kind):
             raise Invalid("The sort_key value %s is an invalid field for sorting" % sort_key)
@@ -440,6 +472,9 @@ class Store(object):
                                    table.c.id.asc() if order else table.c.id.desc())
             if limit:
                 query = query.limit(limit)
+            if columns is not None:
+                wanted = set(columns) | {'id', 'uuid'}
+                query = query.with_only_columns(*[c for c in table.c if c.name in wanted])
             return [self._decode(kind, r) for r in conn.execute(query)]
 
     def update(self, kind, uuid, values, conn=None, expect_status=None, expect_version=None):
