@@ -167,8 +167,10 @@ def _race_create_from(url, template, prefix, queue):
             lifecycle.record_cluster(store, {'name': '%s-%d' % (prefix, i),
                                              'cluster_template_id': template}, SCOPE)
             outcomes.append('created')
-        except Invalid:  # the template is gone
+        except Invalid:  # the template is gone (looked up, or gone before the insert)
             outcomes.append('no template')
+        except Exception as exc:  # anything else is the test's failure, said by the parent
+            outcomes.append('error: %r' % exc)
     queue.put(' '.join(outcomes))
 
 
@@ -230,7 +232,8 @@ def test_a_template_is_never_deleted_under_a_cluster_being_created(db_url):
             proc.start()
         for proc in procs:
             proc.join(120)
-        [queue.get(timeout=5) for _ in procs]
+        outcomes = ' '.join(queue.get(timeout=5) for _ in procs)
+        assert 'error' not in outcomes, outcomes
         using = store.find('cluster', cluster_template_id=template['uuid'])
         exists = bool(store.find('cluster_template', uuid=template['uuid']))
         assert exists or not using, 'clusters left pointing at a deleted template'

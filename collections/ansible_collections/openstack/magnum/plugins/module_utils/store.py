@@ -548,7 +548,10 @@ class Store(object):
         template_uuid = cluster['cluster_template_id']
         with self.write(lock=['quota-%s' % cluster['project_id'],
                               'template-%s' % template_uuid]) as conn:
-            self.get('cluster_template', template_uuid, conn=conn, by_name=False)
+            try:
+                self.get('cluster_template', template_uuid, conn=conn, by_name=False)
+            except NotFound as exc:  # deleted since the request looked it up: as unknown
+                raise Invalid(str(exc))
             if check_quota:
                 limit = self.quota_limit(cluster['project_id'], 'Cluster', conn=conn)
                 if self.count_clusters(cluster['project_id'], conn) >= limit:
