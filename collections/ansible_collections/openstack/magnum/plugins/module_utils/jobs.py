@@ -71,14 +71,15 @@ class Jobs(object):
         return job
 
     def for_cluster(self, cluster_id, active_only=False):
-        query = sa.select(self.t).where(self.t.c.cluster_id == cluster_id)
-        if active_only:
-            query = query.where(self.t.c.status.in_(ACTIVE))
-        with self.store.read() as conn:
-            return [self._decode(r) for r in conn.execute(query.order_by(self.t.c.id))]
+        return self._where('cluster_id', cluster_id, active_only)
 
     def for_resource(self, resource_id, active_only=False):
-        query = sa.select(self.t).where(self.t.c.resource_id == resource_id)
+        return self._where('resource_id', resource_id, active_only)
+
+    def _where(self, column, value, active_only):
+        """The jobs whose ``column`` is ``value`` (only queued or running ones, with
+        ``active_only``), oldest first."""
+        query = sa.select(self.t).where(self.t.c[column] == value)
         if active_only:
             query = query.where(self.t.c.status.in_(ACTIVE))
         with self.store.read() as conn:
