@@ -137,10 +137,9 @@ def _creds():
 def allowed(action, target=None):
     """Whether the caller may do ``action`` on ``target`` (its project_id and user_id;
     the caller's own when not given)."""
-    target = dict(target or {})
-    target.setdefault('project_id', g.scope.project_id)
-    target.setdefault('user_id', g.scope.user_id)
-    target = {'project_id': target['project_id'], 'user_id': target['user_id']}
+    target = target or {}
+    target = {'project_id': target.get('project_id', g.scope.project_id),
+              'user_id': target.get('user_id', g.scope.user_id)}
     enforcer = current_app.extensions['magnum_policy']
     return enforcer.authorize(action, target, _creds(), do_raise=False)
 
