@@ -1,11 +1,14 @@
 """Shared fixtures: stores (SQLite and PostgreSQL), a project copy with a test driver,
 and a real magnum-ansible-api server process."""
 
+import contextlib
+import fcntl
 import os
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -121,6 +124,18 @@ def project(tmp_path):
     return dest
 
 
+@contextlib.contextmanager
+def host_lock(name):
+    """Hold the host-wide lock ``name``: for what test processes (pytest-xdist workers)
+    share on this machine, as the Docker engine's image tags."""
+    with open(os.path.join(tempfile.gettempdir(), 'magnum-tests-%s.lock' % name), 'a') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
@@ -181,7 +196,7 @@ def api_server(sqlite_url, project, tmp_path):
     server.stop()
 
 
-def wait_for(fn, timeout=120, interval=0.5):
+def wait_for(fn, timeout=300, interval=0.5):
     """Poll ``fn`` until it returns a truthy value; return it."""
     deadline = time.time() + timeout
     while time.time() < deadline:

@@ -45,7 +45,7 @@ def error_of(resp, status):
     return err['detail']
 
 
-def wait_status(client, ident, timeout=90):
+def wait_status(client, ident, timeout=300):
     deadline = time.time() + timeout
     while time.time() < deadline:
         resp = call(client, 'GET', '/v1/clusters/%s' % ident)
@@ -316,7 +316,7 @@ def test_nodegroups(client):
     shown = call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1')
     assert shown.status_code == 404 or shown.json['status'] == 'DELETE_IN_PROGRESS', shown.json
     wait_for(lambda: call(client, 'GET', '/v1/clusters/c1/nodegroups/ng1').status_code == 404,
-             timeout=90, interval=0.3)
+             timeout=300, interval=0.3)
     wait_status(client, 'c1')
     names = [n['name'] for n in call(client, 'GET', '/v1/clusters/c1/nodegroups').json[
         'nodegroups']]

@@ -184,6 +184,7 @@ def nano_cpus(name):
     return int(docker_inspect('{{.HostConfig.NanoCpus}}', name)[0])
 
 
+@pytest.mark.alone
 def test_nodes_need_room_on_the_host(project, tmp_path):
     """Nova's scheduler, in small: new nodes whose flavors' memory the Docker host cannot
     hold are refused before anything is made (CREATE_FAILED / a failed node group with

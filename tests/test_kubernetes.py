@@ -25,7 +25,7 @@ import pytest
 from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
     parse as parse_labels, version_tuple)
 
-from conftest import ApiServer, BIN, REPO, wait_for
+from conftest import ApiServer, BIN, REPO, host_lock, wait_for
 from test_infra_docker import (docker_ls, docker_ok, host_addresses, nothing_left, refused_from,
                                remove_leftovers)
 from test_swarm import Playbooks, Rest
@@ -183,21 +183,23 @@ def standin_artifacts(path):
     for name in ('kubeadm', 'kubelet', 'kubectl', 'crictl'):
         standin_binary(path / 'bin' / name, name)
     (path / 'images').mkdir()
-    empty = path / 'empty'
-    empty.mkdir()
-    (empty / 'marker').write_text('magnum test image\n')
-    subprocess.run('tar -C %s -c . | docker import - magnum-test/k8s-standin:1' % empty,
-                   shell=True, check=True, capture_output=True)
-    # And one named as a control-plane image is, which only masters are given.
-    subprocess.run(['docker', 'tag', 'magnum-test/k8s-standin:1', CONTROL_PLANE_STANDIN],
-                   check=True, capture_output=True)
-    for name, image in (('standin.tar', 'magnum-test/k8s-standin:1'),
-                        ('kube-apiserver.tar', CONTROL_PLANE_STANDIN)):
-        subprocess.run(['docker', 'save', '-o', str(path / 'images' / name), image],
+    # The engine's tags are the host's: one test process at a time makes them.
+    with host_lock('k8s-standin-images'):
+        empty = path / 'empty'
+        empty.mkdir()
+        (empty / 'marker').write_text('magnum test image\n')
+        subprocess.run('tar -C %s -c . | docker import - magnum-test/k8s-standin:1' % empty,
+                       shell=True, check=True, capture_output=True)
+        # And one named as a control-plane image is, which only masters are given.
+        subprocess.run(['docker', 'tag', 'magnum-test/k8s-standin:1', CONTROL_PLANE_STANDIN],
                        check=True, capture_output=True)
-    # The tarballs are what the test needs: the engine keeps nothing (each import is new).
-    subprocess.run(['docker', 'rmi', 'magnum-test/k8s-standin:1', CONTROL_PLANE_STANDIN],
-                   check=True, capture_output=True)
+        for name, image in (('standin.tar', 'magnum-test/k8s-standin:1'),
+                            ('kube-apiserver.tar', CONTROL_PLANE_STANDIN)):
+            subprocess.run(['docker', 'save', '-o', str(path / 'images' / name), image],
+                           check=True, capture_output=True)
+        # The tarballs are what the test needs: the engine keeps nothing (each import is new).
+        subprocess.run(['docker', 'rmi', 'magnum-test/k8s-standin:1', CONTROL_PLANE_STANDIN],
+                       check=True, capture_output=True)
     return path
 
 

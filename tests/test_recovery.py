@@ -54,7 +54,7 @@ def test_kill_9_during_a_job_then_restart(db_url, project, tmp_path):
         job = get(server, '/v1/clusters/slow/jobs').json()['jobs'][0]
         assert job['status'] == 'FAILED' and 'orphaned' in job['status_reason']
         # the crashed service's playbook run was stopped, not left to finish behind it
-        wait_for(lambda: not _processes_of(job['uuid']), timeout=20)
+        wait_for(lambda: not _processes_of(job['uuid']), timeout=120)
         store = store_mod.Store(db_url)
         assert not [c for c in store.find('cluster') if 'IN_PROGRESS' in c['status']]
         assert not [j for c in store.find('cluster')
@@ -75,7 +75,7 @@ def test_create_timeout_ends_create_failed(api_server):
     post(api_server, '/v1/clusters', {'name': 'late', 'cluster_template_id': 'tpl',
                                       'create_timeout': 1, 'labels': {'test_sleep': '300'}})
     cluster = wait_for(lambda: (lambda c: c if c['status'] != 'CREATE_IN_PROGRESS' else None)(
-        get(api_server, '/v1/clusters/late').json()), timeout=150)
+        get(api_server, '/v1/clusters/late').json()), timeout=240)
     assert cluster['status'] == 'CREATE_FAILED'
     assert cluster['status_reason'] == \
         'Timed out after 1 minutes (create_timeout) during create.'

@@ -195,8 +195,8 @@ def _run_parallel(target, args_list):
     for proc in procs:
         proc.start()
     for proc in procs:
-        proc.join(60)
-    return sorted(queue.get(timeout=5) for _ in procs)
+        proc.join(300)
+    return sorted(queue.get(timeout=60) for _ in procs)
 
 
 def test_concurrent_writers_one_transition_wins(db_url):
@@ -231,8 +231,8 @@ def test_a_template_is_never_deleted_under_a_cluster_being_created(db_url):
         for proc in procs:
             proc.start()
         for proc in procs:
-            proc.join(120)
-        outcomes = ' '.join(queue.get(timeout=5) for _ in procs)
+            proc.join(300)
+        outcomes = ' '.join(queue.get(timeout=60) for _ in procs)
         assert 'error' not in outcomes, outcomes
         using = store.find('cluster', cluster_template_id=template['uuid'])
         exists = bool(store.find('cluster_template', uuid=template['uuid']))

@@ -278,7 +278,7 @@ def test_swarm_lifecycle(way, request, tmp_path):
         nodes = ready_nodes(api, cfg)
         assert len(nodes) == 2 and leaving not in nodes
         # The leaving workers were drained: every replica moves to the one left.
-        wait_for(lambda: running_tasks(api, cfg, 'web') == [workers[1]] * 3, timeout=60)
+        wait_for(lambda: running_tasks(api, cfg, 'web') == [workers[1]] * 3, timeout=300)
 
         signed = tmp_path / 'signed'
         csr = make_csr(signed)
@@ -314,7 +314,7 @@ def check_health_follows_a_stopped_worker(ops, worker):
         health()), timeout=120, interval=3)
     assert '%s.status' % worker in reason and reason['api'] == 'ok'
     subprocess.run(['docker', 'start', worker], check=True, capture_output=True)
-    wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
+    wait_for(lambda: health()[0] == 'HEALTHY', timeout=300, interval=3)
 
     # A node whose processes die (as in a crash, or a host reboot) comes back by itself,
     # as the same container, and rejoins.
@@ -323,9 +323,9 @@ def check_health_follows_a_stopped_worker(ops, worker):
     node_id, pid = inspect('{{.Id}}'), inspect('{{.State.Pid}}')
     os.kill(int(pid), signal.SIGKILL)
     wait_for(lambda: inspect('{{.State.Running}}') == 'true' and
-             inspect('{{.State.Pid}}') not in (pid, '0'), timeout=60)
+             inspect('{{.State.Pid}}') not in (pid, '0'), timeout=300)
     assert inspect('{{.Id}}') == node_id and int(inspect('{{.RestartCount}}')) >= 1
-    wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
+    wait_for(lambda: health()[0] == 'HEALTHY', timeout=300, interval=3)
 
 
 def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_path):
@@ -381,7 +381,7 @@ def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_
             timeout=60, interval=2)
         assert 'Leader' in answer.stdout and stopped in answer.stdout
         subprocess.run(['docker', 'start', stopped], check=True, capture_output=True)
-        wait_for(lambda: health()[0] == 'HEALTHY', timeout=180, interval=3)
+        wait_for(lambda: health()[0] == 'HEALTHY', timeout=300, interval=3)
         assert len(ready_nodes(api, cfg)) == 4
 
         assert rest.delete('ha')['status'] == 'GONE'

@@ -5,6 +5,11 @@
 
 It adds the store options, opens the store, runs ``run()`` and turns core
 errors into ``fail_json`` with the message and Magnum's status code.
+
+A module runs either as every Ansible module does (AnsibleModule, in a process of its
+own) or, from the action plugin ``openstack.magnum.in_controller``, inside the
+controller's worker process (ControllerRun: the same options validation, check mode,
+exit and fail), which spares each run an interpreter and the store's imports.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -13,6 +18,9 @@ __metaclass__ = type
 import os
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
+from ansible.module_utils.common.parameters import remove_values
+from ansible.module_utils.errors import UnsupportedError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, store
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
@@ -24,18 +32,63 @@ STORE_ARGS = dict(
 )
 
 
+class Exited(BaseException):
+    """The end of a ControllerRun: ``result`` is what exit_json or fail_json was given.
+    (A BaseException, as AnsibleModule's SystemExit: a module's ``except Exception``
+    does not stop it.)"""
+
+    def __init__(self, result):
+        super(Exited, self).__init__(result.get('msg', ''))
+        self.result = result
+
+
+class ControllerRun(object):
+    """What a MagnumModule uses of AnsibleModule, for a run inside the controller: the
+    options validated against the module's specification (AnsibleModule's validator and
+    messages), check mode, and exit_json / fail_json raising Exited with the result,
+    no_log values masked."""
+
+    def __init__(self, name, args, check_mode, argument_spec, **kwargs):
+        self.check_mode = check_mode
+        validator = ModuleArgumentSpecValidator(
+            argument_spec, kwargs.get('mutually_exclusive'), kwargs.get('required_together'),
+            kwargs.get('required_one_of'), kwargs.get('required_if'), kwargs.get('required_by'))
+        validated = validator.validate(args)
+        self.params = validated.validated_parameters
+        self._no_log_values = validated._no_log_values
+        if validated.error_messages:
+            msg = validated.errors.msg
+            if isinstance(validated.errors[0], UnsupportedError):
+                msg = 'Unsupported parameters for (%s) module: %s' % (name, msg)
+            self.fail_json(msg=msg)
+
+    def exit_json(self, **result):
+        raise Exited(remove_values(result, self._no_log_values))
+
+    def fail_json(self, msg, **result):
+        result.update(failed=True, msg=msg)
+        raise Exited(remove_values(result, self._no_log_values))
+
+
 class MagnumModule(object):
-    """Subclasses set ``argument_spec`` (and ``module_kwargs``) and write ``run()``."""
+    """Subclasses set ``argument_spec`` (and ``module_kwargs``) and write ``run()``.
+
+    ``controller_run``, when given, is a function of (argument_spec, **module_kwargs)
+    returning the ControllerRun to use in place of AnsibleModule."""
 
     argument_spec = {}
     module_kwargs = {}
 
-    def __init__(self):
+    def __init__(self, controller_run=None):
         spec = dict(STORE_ARGS)
         spec.update(self.argument_spec)
         kwargs = dict(supports_check_mode=True)
         kwargs.update(self.module_kwargs)
-        self.ansible = AnsibleModule(argument_spec=spec, **kwargs)
+        if controller_run is None:
+            self.ansible = AnsibleModule(argument_spec=spec, **kwargs)
+        else:
+            kwargs.pop('supports_check_mode')   # every module here supports it
+            self.ansible = controller_run(spec, **kwargs)
         self.params = self.ansible.params
         self.check_mode = self.ansible.check_mode
         self.store = None

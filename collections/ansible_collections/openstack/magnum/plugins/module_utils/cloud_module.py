@@ -37,11 +37,11 @@ CLOUD_ARGS = dict(
 class CloudModule(MagnumModule):
     """Subclasses set ``argument_spec`` (their own options) and write ``act()``."""
 
-    def __init__(self):
+    def __init__(self, controller_run=None):
         spec = dict(CLOUD_ARGS)
         spec.update(self.argument_spec)
         self.argument_spec = spec
-        super(CloudModule, self).__init__()
+        super(CloudModule, self).__init__(controller_run)
 
     def run(self):
         if not HAS_SDK:

@@ -1,0 +1,92 @@
+"""The collection's modules run inside the controller on a local connection
+(plugins/action/in_controller.py): the same results, errors, check mode and no_log
+masking as the same module run as a process of its own (which a task environment
+forces), and the module process really is skipped."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+TEMPLATE = {'name': 't1', 'coe': 'swarm', 'image_id': 'debian-12',
+            'external_network_id': 'public', 'keypair_id': 'kp',
+            'labels': {'a': 'b'}}
+
+# (task, check mode): what each case runs; compared field by field below.
+CASES = [
+    ({'openstack.magnum.cluster_template': TEMPLATE}, False),
+    ({'openstack.magnum.cluster_template': dict(TEMPLATE, name='t2')}, True),
+    ({'openstack.magnum.cluster_template_info': {'name': 't1'}}, False),
+    ({'openstack.magnum.cluster_template_info': {'name': 't2'}}, False),  # not made: check
+    ({'openstack.magnum.cluster_template_info': {'name': 'no-such'}}, False),
+    ({'openstack.magnum.cluster_template': {'name': 't3', 'coe': 'nope'}}, False),
+    ({'openstack.magnum.cluster_template_info': {'name': 't1', 'bogus': 1}}, False),
+    ({'openstack.magnum.cluster_ca': {'cluster': 'c1', 'action': 'sign'}}, False),  # required_if
+    ({'openstack.magnum.cluster_template': {'name': 't1', 'state': 'absent'}}, False),
+]
+VOLATILE = ('created_at', 'updated_at', 'uuid', 'id', 'invocation', 'row_version')
+
+
+def run_cases(tmp_path, forked):
+    """Each case's registered result, on a new store; ``forked`` sets a task environment
+    (the module then runs as its own process)."""
+    remote = tmp_path / ('remote-forked' if forked else 'remote')
+    tasks = []
+    for index, (task, check) in enumerate(CASES):
+        task = dict(task, register='r%d' % index, ignore_errors=True, check_mode=check)
+        if forked:
+            task['environment'] = {'MAGNUM_FORKED': '1'}
+        tasks.append(task)
+    tasks.append({'ansible.builtin.copy': {
+        'content': '{{ [%s] | to_json }}' % ', '.join('r%d' % i for i in range(len(CASES))),
+        'dest': str(tmp_path / 'results.json'), 'mode': '0600'}})
+    play = tmp_path / 'play.yml'
+    play.write_text(yaml.safe_dump([{'hosts': 'localhost', 'gather_facts': False,
+                                     'tasks': tasks}]))
+    env = {'MAGNUM_DB_URL': 'sqlite:///%s' % (tmp_path / ('forked' if forked else 'here')),
+           'PATH': str(BIN) + ':/usr/bin:/bin', 'HOME': str(tmp_path),
+           'XDG_DATA_HOME': str(tmp_path / 'data'),
+           'ANSIBLE_CONFIG': str(REPO / 'ansible.cfg'),
+           # a module process leaves its directory: only the forked run may have any
+           'ANSIBLE_KEEP_REMOTE_FILES': '1', 'ANSIBLE_LOCAL_TEMP': str(tmp_path / 'local'),
+           'ANSIBLE_REMOTE_TEMP': str(remote)}
+    run = subprocess.run([str(BIN / 'ansible-playbook'), str(play)], cwd=str(REPO), env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    modules_ran = list(remote.glob('**/AnsiballZ_cluster_*'))
+    return json.loads((tmp_path / 'results.json').read_text()), modules_ran
+
+
+def comparable(result):
+    if isinstance(result, dict):
+        return dict((k, comparable(v)) for k, v in result.items()
+                    if k not in VOLATILE and not k.startswith('_ansible'))
+    if isinstance(result, list):
+        return [comparable(v) for v in result]
+    return result
+
+
+def test_modules_run_in_the_controller_with_the_results_of_a_module_process(tmp_path):
+    here, here_modules = run_cases(tmp_path, forked=False)
+    forked, forked_modules = run_cases(tmp_path, forked=True)
+    assert here_modules == []                   # no module process ran
+    assert forked_modules                       # with an environment, they did
+    for case, mine, theirs in zip(CASES, here, forked):
+        assert comparable(mine) == comparable(theirs), case
+    made, check, shown, unmade, missing, invalid, unknown, required, removed = here
+    assert made['changed'] and made['cluster_template']['labels'] == {'a': 'b'}
+    assert check['changed'] and unmade['failed'], unmade   # check mode made nothing
+    assert shown['cluster_templates'][0]['name'] == 't1'
+    assert missing['failed'] and missing['status_code'] == 404, missing
+    assert invalid['failed'] and 'coe' in invalid['msg'], invalid
+    assert unknown['failed'] and unknown['msg'].startswith(
+        'Unsupported parameters for (openstack.magnum.cluster_template_info) module: bogus'
+    ), unknown
+    assert required['failed'] and required['msg'] == 'action is sign but all of the following ' \
+        'are missing: csr', required
+    assert removed['changed'], removed
