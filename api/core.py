@@ -1,7 +1,7 @@
 """The collection's core, as the API imports it (one import path for every module)."""
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    drivers, errors, fields, jobs, labels, lifecycle, model, secrets, states, store, tls)
+    drivers, errors, failures, fields, jobs, labels, lifecycle, model, secrets, states, store, tls)
 
-__all__ = ['drivers', 'errors', 'fields', 'jobs', 'labels', 'lifecycle', 'model', 'secrets',
-           'states', 'store', 'tls']
+__all__ = ['drivers', 'errors', 'failures', 'fields', 'jobs', 'labels', 'lifecycle', 'model',
+           'secrets', 'states', 'store', 'tls']

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import ansible_runner
 
 from api import auth_cache, credentials, extravars as extravars_mod
+from api.core import failures
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
@@ -243,7 +244,9 @@ class Executor:
                                 done_delta=1)
         elif kind in ('runner_on_failed', 'runner_on_unreachable'):
             res = data.get('res') or {}
-            message = res.get('msg') or res.get('stderr') or res.get('reason') or str(res)[:500]
+            message = failures.failure_reason(res, default=str(res)[:500])
+            if kind == 'runner_on_unreachable' and not res.get('results'):
+                message = '%s is unreachable: %s' % (data.get('host'), message)
             ignored = bool(data.get('ignore_errors'))
             self.jobs.add_event(job_uuid, kind, task=task, host=data.get('host'),
                                 failed=not ignored, message=message, done_delta=1,

@@ -101,8 +101,8 @@ class Infra:
         assert run.returncode == 0, run.stdout + run.stderr
         return json.loads(run.stdout.split('=>', 1)[1])
 
-    def playbook(self, extravars, check=True):
-        run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_infra.yml',
+    def playbook(self, extravars, check=True, name='cluster_infra'):
+        run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/%s.yml' % name,
                               '-e', json.dumps(extravars)], cwd=str(REPO), env=self.env,
                              capture_output=True, text=True, timeout=1200)
         assert not check or run.returncode == 0, run.stdout[-4000:]
@@ -499,6 +499,32 @@ def test_bad_cloud_inputs_fail_before_anything_is_made(conn, lab, tmp_path, fiel
         assert infra.resources('bad')['count'] == 0
     finally:
         cleanup(infra, 'bad')
+
+
+def test_servers_that_never_answer_over_ssh_fail_the_create_naming_them(conn, lab, tmp_path):
+    """The lab's servers go ACTIVE and never boot: a create with its COE (not
+    infrastructure only) waits for SSH, bounded, then fails naming the server and the
+    connection's error (not Ansible's "All items completed"); the failure deletes."""
+    infra = Infra(tmp_path, lab)
+    fips_before = set(ip.id for ip in own_fips(conn))
+    cluster = record(infra, 'nossh', 1, 1)
+    try:
+        run = infra.playbook({'cluster': 'nossh', 'infra_openstack_ssh_timeout': 10},
+                             check=False, name='cluster_create')
+        assert run.returncode != 0
+        cluster = infra.cluster('nossh')
+        reason = cluster['status_reason']
+        assert cluster['status'] == 'CREATE_FAILED', reason
+        found = infra.resources('nossh')['resources']
+        prefix = found['networks'][0]['name'][:-len('-network')] + '-'
+        names = [s.name for s in servers_of(conn, prefix)]
+        assert len(names) == 2 and any(
+            reason.startswith(n + ': timed out waiting for') for n in names), (names, reason)
+        assert 'All items completed' not in reason
+        infra.playbook({'cluster': 'nossh'}, name='cluster_delete')
+        assert_nothing_left(conn, prefix, fips_before)
+    finally:
+        cleanup(infra, 'nossh')
 
 
 def assert_nothing_left(conn, prefix, fips_before):

@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    baremetal, cloud, drivers, images, k8s_config, labels, local_nodes, node_files,
+    baremetal, cloud, drivers, failures, images, k8s_config, labels, local_nodes, node_files,
     registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
@@ -137,4 +137,5 @@ class FilterModule(object):
                 'node_push_command': _wrap('node_push_command', node_files.push_command),
                 'k8s_images_to_import': _wrap('k8s_images_to_import', k8s_config.images_to_import),
                 'k8s_health': _wrap('k8s_health', k8s_config.health),
-                'k8s_document': k8s_document}
+                'k8s_document': k8s_document,
+                'failure_reason': failures.failure_reason}

@@ -1,0 +1,48 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What a failed task's result says of its cause, as a cluster's status_reason names it.
+
+A loop's own message is Ansible's "All items completed" (or "One or more items
+failed"): the cause is in its first item that failed or could not reach its host, which
+is named (the delegated host, else the item's label). A command's stderr ends the
+message. Used by the lifecycle playbooks' rescue (filter ``failure_reason``) and by the
+API's executor for a run that ended without recording its failure.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+STDERR_TAIL = 1500
+
+
+def _bad(result):
+    return isinstance(result, dict) and bool(result.get('failed') or result.get('unreachable'))
+
+
+def _where(result):
+    """The host a loop item ran on (delegated), else its label."""
+    delegated = result.get('_ansible_delegated_vars') or {}
+    for name in (delegated.get('ansible_delegated_host'), delegated.get('ansible_host'),
+                 result.get('_ansible_item_label'), result.get('item')):
+        if name is not None and not isinstance(name, (dict, list)):
+            return str(name)
+    return None
+
+
+def failure_reason(result, default='task failed'):
+    """The cause of the failed (or unreachable) task ``result``, as one line of text."""
+    if not isinstance(result, dict):
+        return default
+    items = [r for r in result.get('results') or [] if _bad(r)]
+    cause = items[0] if items else result
+    message = str(cause.get('msg') or cause.get('reason') or default).strip()
+    where = _where(cause) if items else None
+    if cause.get('unreachable'):
+        message = '%s is unreachable: %s' % (where or 'the host', message)
+    elif where:
+        message = '%s: %s' % (where, message)
+    stderr = str(cause.get('stderr') or '').strip()
+    if stderr and stderr not in message:
+        message = '%s: %s' % (message, stderr[-STDERR_TAIL:])
+    return message

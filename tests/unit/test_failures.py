@@ -1,0 +1,39 @@
+"""failure_reason: what a failed task's result says of its cause (status_reason)."""
+
+from ansible_collections.openstack.magnum.plugins.module_utils.failures import failure_reason
+
+# As Ansible 2.19 reports a loop delegated to each node, one of which refused SSH.
+UNREACHABLE_LOOP = {
+    'changed': True, 'msg': 'All items completed', 'unreachable': True, 'results': [
+        {'ansible_loop_var': 'item', 'changed': True, 'failed': False, 'item': 'c-master-0',
+         'rc': 0, 'stderr': '', 'stdout': 'x86_64\n'},
+        {'ansible_loop_var': 'item', 'changed': False, 'item': 'c-node-0',
+         'msg': 'Task failed: Failed to connect to the host via ssh: ssh: connect to host '
+                '10.0.0.5 port 22: Connection timed out', 'unreachable': True}]}
+
+
+def test_a_loop_names_its_first_unreachable_item_and_its_error():
+    assert failure_reason(UNREACHABLE_LOOP) == (
+        'c-node-0 is unreachable: Task failed: Failed to connect to the host via ssh: ssh: '
+        'connect to host 10.0.0.5 port 22: Connection timed out')
+
+
+def test_a_loop_names_its_first_failed_item_by_delegated_host_then_label():
+    result = {'failed': True, 'msg': 'One or more items failed', 'results': [
+        {'failed': False, 'item': {'name': 'a'}},
+        {'failed': True, 'item': {'name': 'b'}, '_ansible_item_label': 'b',
+         '_ansible_delegated_vars': {'ansible_delegated_host': 'c-node-1'},
+         'msg': 'non-zero return code', 'stderr': 'E: no space left on device\n'},
+        {'failed': True, 'item': 'c', 'msg': 'later'}]}
+    assert failure_reason(result) == \
+        'c-node-1: non-zero return code: E: no space left on device'
+    del result['results'][1]['_ansible_delegated_vars']
+    assert failure_reason(result).startswith('b: non-zero return code')
+
+
+def test_a_plain_task_gives_its_message_and_the_end_of_its_stderr():
+    assert failure_reason({'failed': True, 'msg': 'boom'}) == 'boom'
+    assert failure_reason({'failed': True, 'msg': 'rc 1', 'stderr': 'x' * 2000}) == \
+        'rc 1: ' + 'x' * 1500
+    assert failure_reason({'failed': True}) == 'task failed'
+    assert failure_reason(None, default='nothing') == 'nothing'
