@@ -176,12 +176,25 @@ def standin_binary(path, name):
     return path
 
 
+# What the stand-in kubeadm lists for `kubeadm config images list` (a pause tag no table
+# has: the driver must take it from kubeadm).
+STANDIN_PAUSE_TAG = '3.99.7'
+STANDIN_IMAGES_LIST = '\n'.join([
+    'registry.k8s.io/kube-apiserver:v1.36.0', 'registry.k8s.io/coredns/coredns:v1.13.1',
+    'registry.k8s.io/pause:' + STANDIN_PAUSE_TAG, 'registry.k8s.io/etcd:3.6.5-0'])
+
+
 def standin_artifacts(path):
     """An offline directory laid out as MAGNUM_K8S_ARTIFACTS is, whose binaries are
-    stand-ins (no Kubernetes binary can be had here) that say so and fail, and whose
-    image is a real docker-archive tarball."""
+    stand-ins (no Kubernetes binary can be had here) that say so and fail (but kubeadm's
+    `config images list`, which prints STANDIN_IMAGES_LIST), and whose image is a real
+    docker-archive tarball."""
     for name in ('kubeadm', 'kubelet', 'kubectl', 'crictl'):
         standin_binary(path / 'bin' / name, name)
+    kubeadm = path / 'bin' / 'kubeadm'
+    kubeadm.write_text('#!/bin/sh\nif [ "$1 $2 $3" = "config images list" ]; then\n'
+                       'cat <<EOF\n%s\nEOF\nexit 0\nfi\n' % STANDIN_IMAGES_LIST
+                       + kubeadm.read_text().split('\n', 1)[1])
     (path / 'images').mkdir()
     # The engine's tags are the host's: one test process at a time makes them.
     with host_lock('k8s-standin-images'):
@@ -230,6 +243,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
                 (offline / 'bin' / 'kubelet').read_text()
             config = on_node(node, 'cat', '/etc/containerd/config.toml').stdout
             assert 'SystemdCgroup = true' in config
+            # The sandbox image the release's kubeadm names (not a table's).
+            assert 'sandbox_image = "registry.k8s.io/pause:%s"' % STANDIN_PAUSE_TAG in config
             # The template's proxies are containerd's (for its pulls), the cluster's own
             # ranges excluded; systemd reloaded and containerd restarted with them.
             env = on_node(node, 'sh', '-c', 'tr "\\0" " " </proc/$(systemctl show '

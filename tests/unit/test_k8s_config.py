@@ -193,12 +193,47 @@ def test_the_kubeadm_configuration_follows_the_version():
 
 @pytest.mark.parametrize('tag, pause', [
     ('v1.20.2', '3.2'), ('v1.21.14', '3.4.1'), ('v1.22.17', '3.5'), ('v1.25.0', '3.8'),
-    ('v1.30.2', '3.9'), ('v1.33.1', '3.10'), ('v1.35.2', '3.10.1'), ('v1.40.0', '3.10.1')])
+    ('v1.30.2', '3.9'), ('v1.33.1', '3.10'), ('v1.35.2', '3.10.1'), ('v1.36.2', '3.10.2'),
+    ('v1.40.0', '3.10.2')])
 def test_containerd_runs_pods_in_the_pause_image_kubeadm_names(tag, pause):
     """Offline, only the images kubeadm lists are there: containerd's sandbox image must be
     the version's own."""
     text = k8s.containerd_config(conf(kube_tag=tag))
     assert 'sandbox_image = "registry.k8s.io/pause:%s"' % pause in text
+
+
+def test_the_pause_tag_is_the_one_kubeadm_lists_else_the_tables():
+    listing = ('mirror.local/kube-apiserver:v1.36.2\nmirror.local/coredns/coredns:v1.13.1\n'
+               'mirror.local/pause:3.10.2\nmirror.local/etcd:3.6.5-0\n')
+    assert k8s.pause_tag(listing, '3.10.1') == '3.10.2'
+    assert k8s.pause_tag('registry.k8s.io/pause:3.11\n', 'x') == '3.11'
+    # kubeadm did not run (another architecture), printed nothing, or no pause image
+    for printed in ('', None, 'exec format error', 'registry.k8s.io/etcd:3.6.5-0',
+                    'localhost:5000/pause'):
+        assert k8s.pause_tag(printed, '3.10.1') == '3.10.1'
+
+
+def test_every_kubeadm_command_that_checks_preflight_gets_the_clusters_settings():
+    c = conf(kube_tag='v1.36.2')
+    assert k8s.kubeadm_command(c, ['upgrade', 'apply', 'v1.36.3', '--yes']) == [
+        'kubeadm', 'upgrade', 'apply', 'v1.36.3', '--yes',
+        '--ignore-preflight-errors=SystemVerification']
+    assert k8s.kubeadm_command(c, ['upgrade', 'node']) == [
+        'kubeadm', 'upgrade', 'node', '--ignore-preflight-errors=SystemVerification']
+    assert k8s.kubeadm_command(c, ['token', 'create']) == ['kubeadm', 'token', 'create']
+    # init and join take them from their configuration, from the same setting
+    init = k8s.kubeadm_init(c, MASTER, '10.0.0.5')[0]
+    join = k8s.kubeadm_join(c, WORKER, '10.0.0.5', 't', 'h')
+    for doc in (init, join):
+        assert doc['nodeRegistration']['ignorePreflightErrors'] == c['preflight_ignored']
+    # and the role runs no kubeadm upgrade (nor init/join without --config) by hand
+    for path in (ROLE / 'tasks').glob('*.yml'):
+        for line in path.read_text().splitlines():
+            command = line.split('#')[0]
+            assert 'kubeadm upgrade' not in command, (path.name, line)
+            for verb in ('kubeadm init ', 'kubeadm join '):
+                assert verb not in command or '--config' in command or 'phase' in command, (
+                    path.name, line)
 
 
 def test_the_templates_proxies_reach_containerd_with_the_clusters_own_ranges_excluded():

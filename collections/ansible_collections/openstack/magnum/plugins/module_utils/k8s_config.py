@@ -66,10 +66,18 @@ KUBEADM_APIS = (((1, 31), 'v1beta4'), ((1, 22), 'v1beta3'), ((1, 20), 'v1beta2')
 # kubelet's failCgroupV1 field (cgroup v1 hosts; refused by default from 1.35) since 1.31.
 KUBELET_FAIL_CGROUP_V1 = (1, 31)
 # The pause (sandbox) image each release's kubeadm names (its PauseVersion), newest
-# first; a later release than the table knows gets the newest.
-PAUSE_TAGS = (((1, 34), '3.10.1'), ((1, 31), '3.10'), ((1, 26), '3.9'), ((1, 25), '3.8'),
+# first; a later release than the table knows gets the newest. Only the fallback: the
+# tag is read from the release's own kubeadm (pause_tag) wherever it can run.
+PAUSE_TAGS = (((1, 36), '3.10.2'), ((1, 34), '3.10.1'), ((1, 31), '3.10'), ((1, 26), '3.9'), ((1, 25), '3.8'),
               ((1, 24), '3.7'), ((1, 23), '3.6'), ((1, 22), '3.5'), ((1, 21), '3.4.1'),
               ((1, 20), '3.2'))
+# kubeadm's preflight errors ignored on every command that runs preflight checks: cgroup
+# v1 hosts fail SystemVerification (README "Kubernetes on local nodes").
+PREFLIGHT_IGNORED = ('SystemVerification',)
+# The kubeadm commands the driver runs that check preflight from flags (init and join
+# take the settings from their configuration's nodeRegistration; reset checks nothing
+# they name).
+PREFLIGHT_COMMANDS = (('upgrade', 'apply'), ('upgrade', 'node'))
 ROLE_LABEL = 'magnum.openstack.org/role'
 NODEGROUP_LABEL = 'magnum.openstack.org/nodegroup'
 ZONE_LABEL = 'topology.kubernetes.io/zone'
@@ -159,6 +167,7 @@ def settings(cluster, template, addon_images=None):
         'version': tag.lstrip('v'),
         'kubeadm_api': 'kubeadm.k8s.io/' + _by_version(KUBEADM_APIS, minor),
         'pause_tag': _by_version(PAUSE_TAGS, minor),
+        'preflight_ignored': list(PREFLIGHT_IGNORED),
         'fail_cgroup_v1_field': minor >= KUBELET_FAIL_CGROUP_V1,
         'network_driver': network_driver,
         'flannel_backend': labels.get('flannel_backend') or 'vxlan',
@@ -215,6 +224,31 @@ def _calico_ipip(labels):
     return CALICO_IPIP_MODES.get(ipip, ipip)
 
 
+def pause_tag(images_list, fallback):
+    """The pause image's tag among the images ``kubeadm config images list`` printed
+    (one reference a line), else ``fallback`` (PAUSE_TAGS')."""
+    for line in str(images_list or '').splitlines():
+        ref = line.strip()
+        name, _, tag = ref.rpartition(':')
+        if '/' in tag or not name:
+            continue
+        if name.rpartition('/')[2] == 'pause' and tag:
+            return tag
+    return fallback
+
+
+def kubeadm_command(conf, args):
+    """``kubeadm <args>`` as an argv, with the cluster's preflight settings for the
+    commands that run preflight checks (PREFLIGHT_COMMANDS): the one place every kubeadm
+    command of the driver gets them."""
+    args = [str(a) for a in args]
+    runs_preflight = any(tuple(args[:len(c)]) == c for c in PREFLIGHT_COMMANDS)
+    ignored = list(conf.get('preflight_ignored') or ())
+    flags = ['--ignore-preflight-errors=%s' % ','.join(ignored)] if runs_preflight and ignored \
+        else []
+    return ['kubeadm'] + args + flags
+
+
 def _by_version(table, minor):
     """The value of the first (newest) row of ``table`` ((since, value), ...) that the
     release ``minor`` has reached."""
@@ -264,8 +298,7 @@ def _kubelet_args(conf, node):
 def _registration(conf, node, master):
     reg = {'name': node['name'], 'criSocket': 'unix:///run/containerd/containerd.sock',
            'kubeletExtraArgs': _kubelet_args(conf, node),
-           # cgroup v1 hosts (README "Kubernetes on local nodes").
-           'ignorePreflightErrors': ['SystemVerification']}
+           'ignorePreflightErrors': list(conf['preflight_ignored'])}
     # Masters do not run user pods.
     reg['taints'] = ([{'key': 'node-role.kubernetes.io/control-plane', 'effect': 'NoSchedule'}]
                      if master else [])
