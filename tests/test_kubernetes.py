@@ -18,6 +18,7 @@ import platform
 import re
 import shutil
 import subprocess
+import tarfile
 import threading
 import time
 
@@ -76,7 +77,7 @@ class Made:
         self.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_FAILED', cluster
         nodes = docker_ls('container', self.uuid)
-        assert nodes, 'the provider made no node'
+        assert nodes, 'the provider made no node: %s' % cluster['status_reason']
         return cluster['status_reason'], nodes
 
     def retry_create(self):
@@ -216,6 +217,23 @@ def standin_artifacts(path):
     return path
 
 
+def host_containerd_release(offline):
+    """The offline directory's containerd/ as a release lays it out (a tarball of bin/,
+    and runc.<arch>), made of this host's own containerd and runc (Debian's, real
+    binaries; containerd's own releases cannot be downloaded here). Returns its version."""
+    version = subprocess.run(['containerd', '--version'], capture_output=True, text=True,
+                             check=True).stdout.split()[2].split('~')[0]
+    where = offline / 'containerd'
+    (where / 'bin').mkdir(parents=True)
+    for name in ('containerd', 'containerd-shim-runc-v2', 'ctr'):
+        shutil.copy2(shutil.which(name), where / 'bin' / name)
+    with tarfile.open(where / ('containerd-%s-linux-amd64.tar.gz' % version), 'w:gz') as tar:
+        tar.add(where / 'bin', arcname='bin')
+    shutil.rmtree(where / 'bin')
+    shutil.copy2(shutil.which('runc') or '/usr/sbin/runc', where / 'runc.amd64')
+    return version
+
+
 def on_node(node, *cmd):
     return subprocess.run(['docker', 'exec', node] + list(cmd), capture_output=True, text=True)
 
@@ -228,10 +246,12 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
     containerd) from an offline directory; the stand-in kubeadm then fails the create
     with its message, and delete leaves nothing."""
     offline = standin_artifacts(tmp_path / 'artifacts')
+    containerd = host_containerd_release(offline)
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline)) as made:
         reason, nodes = made.create_failing(
             '--http-proxy', 'http://proxy.invalid:3128', '--no-proxy', 'registry.local',
-            '--insecure-registry', 'registry.local:5000', '--labels', 'flannel_backend=udp')
+            '--insecure-registry', 'registry.local:5000', '--labels',
+            'flannel_backend=udp,containerd_version=' + containerd)
         assert 'stand-in kubeadm: init --config /etc/kubernetes/kubeadm.yaml' in reason, reason
         assert len(nodes) == 2
         # The first master is the one kubeadm init ran on.
@@ -245,6 +265,13 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             assert 'SystemdCgroup = true' in config
             # The sandbox image the release's kubeadm names (not a table's).
             assert 'sandbox_image = "registry.k8s.io/pause:%s"' % STANDIN_PAUSE_TAG in config
+            # containerd_version: containerd's release from the offline directory runs
+            # (not the node image's Debian package), with the release's runc.
+            running = on_node(node, 'sh', '-c', 'readlink /proc/$(systemctl show --property='
+                              'MainPID --value containerd)/exe').stdout.strip()
+            assert running == '/usr/local/bin/containerd', running
+            assert 'BinaryName = "/usr/local/sbin/runc"' in config
+            assert on_node(node, '/usr/local/sbin/runc', '--version').returncode == 0
             # The template's proxies are containerd's (for its pulls), the cluster's own
             # ranges excluded; systemd reloaded and containerd restarted with them.
             env = on_node(node, 'sh', '-c', 'tr "\\0" " " </proc/$(systemctl show '

@@ -747,3 +747,65 @@ def test_health_reads_like_magnums_monitor():
     # nobody could list the nodes: Magnum's fallback values
     assert k8s.health(None, servers, 'connection refused') == {
         'status': 'UNKNOWN', 'reason': {'api': 'The cluster is not accessible'}}
+
+
+def test_containerd_is_debians_until_the_release_needs_its_own(tmp_path):
+    assert k8s.containerd_source(conf(kube_tag='v1.36.2'), cache_dir=str(tmp_path)) == \
+        {'mode': 'package'}
+    new = k8s.containerd_source(conf(kube_tag='v1.37.0'), cache_dir=str(tmp_path), arch='arm64')
+    version = k8s.DEFAULT_CONTAINERD_VERSION
+    assert new['mode'] == 'tarball' and new['version'] == version
+    tarball, runc = new['downloads']
+    assert tarball['url'] == ('https://github.com/containerd/containerd/releases/download/'
+                              'v%s/containerd-%s-linux-arm64.tar.gz' % (version, version))
+    assert tarball['checksum'] == 'sha256:' + tarball['url'] + '.sha256sum'
+    assert runc['url'] == ('https://github.com/opencontainers/runc/releases/download/v%s/'
+                           'runc.arm64' % k8s.DEFAULT_RUNC_VERSION)
+    assert runc['checksum'] == 'sha256:' + runc['url'].rpartition('/')[0] + '/runc.sha256sum'
+    assert new['tarball'] == tarball['dest'] and new['runc'] == runc['dest']
+    assert tarball['dest'].startswith(str(tmp_path / 'containerd' / version / 'arm64'))
+
+
+def test_the_containerd_labels_choose_its_release_from_any_source(tmp_path):
+    mirrored = k8s.containerd_source(conf(containerd_version='v2.1.4'), cache_dir=str(tmp_path),
+                                     containerd_url='http://m.local/c/',
+                                     runc_url='http://m.local/r')
+    assert [d['url'] for d in mirrored['downloads']] == [
+        'http://m.local/c/v2.1.4/containerd-2.1.4-linux-amd64.tar.gz',
+        'http://m.local/r/v%s/runc.amd64' % k8s.DEFAULT_RUNC_VERSION]
+    sha = 'ab' * 32
+    own = k8s.containerd_source(conf(containerd_tarball_url='https://x.local/ctd.tgz',
+                                     containerd_tarball_sha256=sha.upper()),
+                                cache_dir=str(tmp_path))
+    assert own['downloads'][0]['url'] == 'https://x.local/ctd.tgz'
+    assert own['downloads'][0]['checksum'] == 'sha256:' + sha
+    assert own['tarball'].endswith('/ctd.tgz')
+    with pytest.raises(Invalid, match='containerd_tarball_sha256 is not a SHA-256'):
+        k8s.containerd_source(conf(containerd_tarball_url='https://x.local/c.tgz',
+                                   containerd_tarball_sha256='nope'), cache_dir=str(tmp_path))
+    with pytest.raises(Invalid, match="containerd_version 'latest; rm' is not"):
+        k8s.containerd_source(conf(containerd_version='latest; rm'), cache_dir=str(tmp_path))
+
+
+def test_an_offline_containerd_release_is_taken_or_named_missing(tmp_path):
+    (tmp_path / 'containerd').mkdir()
+    with pytest.raises(Invalid, match=r'no containerd 2\.2\.9 for amd64 .*missing '
+                                      r'containerd/containerd-2\.2\.9-linux-amd64\.tar\.gz, '
+                                      r'containerd/runc\.amd64'):
+        k8s.containerd_source(conf(kube_tag='v1.37.1', containerd_version='2.2.9'),
+                              offline_dir=str(tmp_path))
+    for name in ('containerd-2.2.9-linux-amd64.tar.gz', 'runc.amd64'):
+        (tmp_path / 'containerd' / name).write_text('x')
+    found = k8s.containerd_source(conf(kube_tag='v1.37.1', containerd_version='2.2.9'),
+                                  offline_dir=str(tmp_path))
+    assert found["downloads"] == []
+    assert found["runc"] == str(tmp_path / "containerd" / "runc.amd64")
+    files = k8s.node_files(['n'], [], {}, {'images': [], 'worker_images': []}, '/b', '/i',
+                           found, '/var/c')
+    assert files == [{'node': 'n', 'files': [
+        {'src': found['tarball'], 'dest': '/var/c/containerd-2.2.9-linux-amd64.tar.gz',
+         'mode': '0644'},
+        {'src': found['runc'], 'dest': '/usr/local/sbin/runc', 'mode': '0755'}]}]
+    text = k8s.containerd_config(dict(conf(), runc_binary=found['runc_binary']))
+    assert 'BinaryName = "/usr/local/sbin/runc"' in text
+    assert 'BinaryName' not in k8s.containerd_config(conf())

@@ -138,6 +138,10 @@ class FilterModule(object):
                 'k8s_images_to_import': _wrap('k8s_images_to_import', k8s_config.images_to_import),
                 'k8s_health': _wrap('k8s_health', k8s_config.health),
                 'k8s_pause_tag': _wrap('k8s_pause_tag', k8s_config.pause_tag),
+                'k8s_containerd_source': _wrap('k8s_containerd_source',
+                                               k8s_config.containerd_source),
+                'k8s_containerd_on_node': _wrap('k8s_containerd_on_node',
+                                                k8s_config.containerd_tarball_on_node),
                 'k8s_kubeadm': _wrap('k8s_kubeadm', k8s_config.kubeadm_command),
                 'k8s_document': k8s_document,
                 'failure_reason': failures.failure_reason}

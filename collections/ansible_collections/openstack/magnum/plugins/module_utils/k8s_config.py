@@ -57,6 +57,21 @@ API_PORT = 6443
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
 # The images only the control plane's static pods run: workers are not given them.
 CONTROL_PLANE_IMAGES = ('kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'etcd')
+# containerd: Debian's package (1.6/1.7) up to the releases that need containerd 2.x
+# (1.37: the kubelet's fallback for runtimes without the RuntimeConfig call ends);
+# from then on, or when a containerd_* label asks for one, containerd's release tarball
+# and runc's binary, from the offline directory (containerd/), a mirror or upstream,
+# each checked by SHA-256.
+CONTAINERD_TARBALL_FROM = (1, 37)
+DEFAULT_CONTAINERD_VERSION = '2.2.0'
+DEFAULT_RUNC_VERSION = '1.3.3'
+# Where a release tarball is unpacked on the nodes (its bin/), and their runc.
+CONTAINERD_PREFIX = '/usr/local'
+RUNC_BINARY = CONTAINERD_PREFIX + '/sbin/runc'
+UPSTREAM_CONTAINERD = 'https://github.com/containerd/containerd/releases/download'
+UPSTREAM_RUNC = 'https://github.com/opencontainers/runc/releases/download'
+CONTAINERD_PATH = '%(base)s/v%(version)s/containerd-%(version)s-linux-%(arch)s.tar.gz'
+RUNC_PATH = '%(base)s/v%(version)s/runc.%(arch)s'
 # The oldest release whose kubeadm reads the configuration written here (v1beta2).
 MIN_VERSION = (1, 20)
 # kubeadm's configuration API by release, newest first: v1beta4 from 1.31 (extraArgs as
@@ -168,6 +183,9 @@ def settings(cluster, template, addon_images=None):
         'kubeadm_api': 'kubeadm.k8s.io/' + _by_version(KUBEADM_APIS, minor),
         'pause_tag': _by_version(PAUSE_TAGS, minor),
         'preflight_ignored': list(PREFLIGHT_IGNORED),
+        # The containerd_* labels (containerd_source).
+        'containerd': dict((name, labels.get(name) or None) for name in (
+            'containerd_version', 'containerd_tarball_url', 'containerd_tarball_sha256')),
         'fail_cgroup_v1_field': minor >= KUBELET_FAIL_CGROUP_V1,
         'network_driver': network_driver,
         'flannel_backend': labels.get('flannel_backend') or 'vxlan',
@@ -433,7 +451,8 @@ def kube_proxy_config(conf):
 
 
 def containerd_config(conf):
-    """containerd 1.6's config (version 2) for kubeadm nodes, as TOML text."""
+    """containerd's config for kubeadm nodes (version 2: Debian's 1.6/1.7 read it, and
+    2.x migrates it), as TOML text; ``runc_binary`` when runc is not the PATH's."""
     pause = '%s/pause:%s' % (conf['image_repository'], conf['pause_tag'])
     systemd = 'true' if conf['cgroup_driver'] == 'systemd' else 'false'
     return '\n'.join([
@@ -447,6 +466,7 @@ def containerd_config(conf):
         '  runtime_type = "io.containerd.runc.v2"',
         '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
         '  SystemdCgroup = %s' % systemd,
+    ] + (['  BinaryName = "%s"' % conf['runc_binary']] if conf.get('runc_binary') else []) + [
         # Per-registry settings (registry_hosts: the template's insecure_registry).
         '[plugins."io.containerd.grpc.v1.cri".registry]',
         '  config_path = "%s"' % conf['registry_hosts_dir'],
@@ -520,6 +540,65 @@ def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=No
             'downloads': downloads + [crictl_tarball],
             'unpack': [{'src': crictl_tarball['dest'], 'member': 'crictl'}],
             'images': [], 'worker_images': [], 'image_names': {}}
+
+
+def containerd_source(conf, offline_dir=None, cache_dir=None, arch=None, containerd_url=None,
+                      runc_url=None):
+    """Where the nodes' containerd comes from. ``{'mode': 'package'}``: Debian's
+    (containerd and runc in the packages), for releases before CONTAINERD_TARBALL_FROM
+    when no containerd_version / containerd_tarball_url label is set. Else
+    ``mode: 'tarball'`` with ``version``, ``tarball`` and ``runc`` (paths on the
+    controller) and ``downloads`` (``url``, ``dest``, ``checksum`` for get_url; empty
+    offline): the offline directory's ``containerd/containerd-<version>-linux-<arch>.tar.gz``
+    and ``containerd/runc.<arch>``, else the containerd_tarball_url label's (checked
+    against containerd_tarball_sha256 when set, else the ``.sha256sum`` beside it), else
+    containerd's release for containerd_version (default DEFAULT_CONTAINERD_VERSION) from
+    upstream or the mirror ``containerd_url``; runc DEFAULT_RUNC_VERSION from upstream or
+    ``runc_url``, checked against the release's runc.sha256sum. On the nodes it is
+    unpacked in ``prefix`` and runc is ``runc_binary``."""
+    labels = conf.get('containerd') or {}
+    arch = arch or DEFAULT_ARCH
+    version = (labels.get('containerd_version') or '').lstrip('v')
+    url = labels.get('containerd_tarball_url') or ''
+    sha256 = (labels.get('containerd_tarball_sha256') or '').strip().lower()
+    if not (version or url) and parse_version(conf['kube_tag'])[:2] < CONTAINERD_TARBALL_FROM:
+        return {'mode': 'package'}
+    if sha256 and not re.match(r'^[0-9a-f]{64}$', sha256):
+        raise Invalid("Label containerd_tarball_sha256 is not a SHA-256 (64 hex digits).")
+    version = version or DEFAULT_CONTAINERD_VERSION
+    if not re.match(r'^[0-9]+\.[0-9]+\.[0-9]+([.+~-][0-9A-Za-z.+~-]*)?$', version):
+        raise Invalid("Label containerd_version %r is not a containerd version (e.g. %s)."
+                      % (version, DEFAULT_CONTAINERD_VERSION))
+    name = 'containerd-%s-linux-%s.tar.gz' % (version, arch)
+    if offline_dir and not url:
+        where = os.path.join(offline_dir, 'containerd')
+        tarball, runc = os.path.join(where, name), os.path.join(where, 'runc.' + arch)
+        missing = [p for p in (tarball, runc) if not os.path.isfile(p)]
+        if missing:
+            raise Invalid("MAGNUM_K8S_ARTIFACTS=%s has no containerd %s for %s (Kubernetes %s "
+                          "needs containerd's release, not Debian's): missing %s."
+                          % (offline_dir, version, arch, conf['kube_tag'], ', '.join(
+                              os.path.relpath(p, offline_dir) for p in missing)))
+        return {'mode': 'tarball', 'version': version, 'tarball': tarball, 'runc': runc,
+                'downloads': [], 'prefix': CONTAINERD_PREFIX, 'runc_binary': RUNC_BINARY}
+    if not cache_dir:
+        raise Invalid('Downloading containerd needs a cache directory to keep it in.')
+    if url:
+        name = url.rstrip('/').rpartition('/')[2] or name
+    else:
+        url = CONTAINERD_PATH % {'base': (containerd_url or UPSTREAM_CONTAINERD).rstrip('/'),
+                                 'version': version, 'arch': arch}
+    download_dir = os.path.join(cache_dir, 'containerd', version, arch)
+    runc = RUNC_PATH % {'base': (runc_url or UPSTREAM_RUNC).rstrip('/'),
+                        'version': DEFAULT_RUNC_VERSION, 'arch': arch}
+    tarball = os.path.join(download_dir, name)
+    runc_dest = os.path.join(download_dir, 'runc.' + arch)
+    return {'mode': 'tarball', 'version': version, 'tarball': tarball, 'runc': runc_dest,
+            'prefix': CONTAINERD_PREFIX, 'runc_binary': RUNC_BINARY, 'downloads': [
+                {'url': url, 'dest': tarball, 'mode': '0644',
+                 'checksum': 'sha256:' + (sha256 or url + '.sha256sum')},
+                {'url': runc, 'dest': runc_dest, 'mode': '0755',
+                 'checksum': 'sha256:' + runc.rpartition('/')[0] + '/runc.sha256sum'}]}
 
 
 def calico_source(conf, offline_dir=None, calico_url=None, cache_dir=None, manifest=None):
@@ -669,17 +748,30 @@ def binary_files(nodes, binaries, bin_dir):
     return [{'node': node, 'files': _binaries(binaries, bin_dir)} for node in nodes]
 
 
-def node_files(nodes, masters, binaries, artifacts, bin_dir, images_dir):
+def node_files(nodes, masters, binaries, artifacts, bin_dir, images_dir, containerd=None,
+               containerd_dir=None):
     """What each node is given from the controller: ``binaries`` (name -> path on the
-    controller) in ``bin_dir``, and the image archives of ``artifacts`` (``k8s_artifacts``)
-    in ``images_dir`` — all of them on ``masters``, the ``worker_images`` elsewhere.
+    controller) in ``bin_dir``, the image archives of ``artifacts`` (``k8s_artifacts``)
+    in ``images_dir`` — all of them on ``masters``, the ``worker_images`` elsewhere — and,
+    with ``containerd`` (``k8s_containerd_source``) of mode tarball, containerd's tarball
+    in ``containerd_dir`` and runc as its ``runc_binary``.
     Returns ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``."""
     def archives(node):
         return [{'src': src, 'dest': '%s/%s' % (images_dir, os.path.basename(src)),
                  'mode': '0644'}
                 for src in artifacts['images' if node in masters else 'worker_images']]
-    return [{'node': entry['node'], 'files': entry['files'] + archives(entry['node'])}
+    runtime = []
+    if (containerd or {}).get('mode') == 'tarball':
+        runtime = [{'src': containerd['tarball'], 'dest': containerd_tarball_on_node(
+                        containerd, containerd_dir), 'mode': '0644'},
+                   {'src': containerd['runc'], 'dest': containerd['runc_binary'], 'mode': '0755'}]
+    return [{'node': entry['node'], 'files': entry['files'] + runtime + archives(entry['node'])}
             for entry in binary_files(nodes, binaries, bin_dir)]
+
+
+def containerd_tarball_on_node(containerd, containerd_dir):
+    """Where a node keeps containerd's tarball (unpacked from there into /usr/local)."""
+    return '%s/%s' % (containerd_dir.rstrip('/'), os.path.basename(containerd['tarball']))
 
 
 def images_to_import(wanted, pushed, listings, names):
