@@ -4,7 +4,12 @@
 # a Swarm cluster (1 manager, 2 workers) on local container nodes created with the
 # real `openstack coe` client, followed until it is done, and `docker node ls`
 # through its TLS endpoint with the configuration `coe cluster config` writes.
-# Running it again reuses what exists.
+# Running it again reuses what exists (the cluster it made is found by the uuid it
+# recorded in .run/, whatever other clusters are named).
+#
+#   ./quickstart.sh        set up and run the main job
+#   ./quickstart.sh down   delete the cluster and template it made, then stop the API
+#                          and the dockerd it started (their pids are in .run/*.pid)
 set -euo pipefail
 # python-magnumclient's `cluster config` reads $SHELL, unset under some CI/cron runners
 export SHELL=${SHELL:-/bin/bash}
@@ -13,6 +18,33 @@ cd "$top"
 port=${MAGNUM_API_PORT:-9511}
 state=${MAGNUM_STATE_DIR:-$top/.run}
 mkdir -p "$state"
+template=${TEMPLATE:-swarm-tpl}
+cluster=${CLUSTER:-swarm}
+uuid_file=$state/$cluster.uuid
+coe() { openstack --os-auth-type none --os-endpoint "http://127.0.0.1:$port/v1" coe "$@"; }
+export PATH="$top/.venv/bin:$PATH"
+
+stop_pid() {  # the process whose pid the file holds, if it is still the one started
+  local file=$state/$1.pid
+  [ -f "$file" ] || return 0
+  if kill "$(cat "$file")" 2>/dev/null; then echo "== stopped $1 (pid $(cat "$file"))"; fi
+  rm -f "$file"
+}
+
+if [ "${1:-}" = down ]; then
+  if curl -sf "http://127.0.0.1:$port/" >/dev/null; then
+    if [ -f "$uuid_file" ] && coe cluster show "$(cat "$uuid_file")" >/dev/null 2>&1; then
+      echo "== deleting cluster $cluster ($(cat "$uuid_file"))"
+      coe cluster delete "$(cat "$uuid_file")"
+      while coe cluster show "$(cat "$uuid_file")" >/dev/null 2>&1; do sleep 2; done
+    fi
+    rm -f "$uuid_file"
+    coe cluster template delete "$template" >/dev/null 2>&1 || true
+  fi
+  stop_pid api
+  stop_pid dockerd
+  exit 0
+fi
 
 if ! command -v docker >/dev/null || ! command -v debootstrap >/dev/null; then
   echo "== installing docker.io and debootstrap (Debian packages)"
@@ -23,7 +55,7 @@ fi
 if ! docker info >/dev/null 2>&1; then
   echo "== starting dockerd (log: $state/dockerd.log)"
   sudo=$([ "$(id -u)" = 0 ] || echo sudo)
-  $sudo sh -c "nohup dockerd >'$state/dockerd.log' 2>&1 &"
+  $sudo sh -c "nohup dockerd >'$state/dockerd.log' 2>&1 & echo \$! >'$state/dockerd.pid'"
   for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
 fi
 
@@ -33,38 +65,40 @@ if [ ! -x .venv/bin/magnum-ansible-api ]; then
   .venv/bin/pip install -q --upgrade pip
   .venv/bin/pip install -q -e '.[test]'
 fi
-export PATH="$top/.venv/bin:$PATH"
 
 if ! curl -sf "http://127.0.0.1:$port/" >/dev/null; then
   echo "== starting magnum-ansible-api on :$port (log: $state/api.log)"
   nohup magnum-ansible-api --port "$port" --db "sqlite:///$state/magnum.sqlite" \
     --runner-dir "$state/jobs" >"$state/api.log" 2>&1 &
+  echo $! >"$state/api.pid"
   for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.2; done
 fi
 
-coe() { openstack --os-auth-type none --os-endpoint "http://127.0.0.1:$port/v1" coe "$@"; }
-template=${TEMPLATE:-swarm-tpl}
-cluster=${CLUSTER:-swarm}
 coe cluster template show "$template" >/dev/null 2>&1 ||
   coe cluster template create "$template" --coe swarm --image debian-12 \
     --external-network public --keypair default --docker-storage-driver overlay2 \
     --flavor m1.small --master-flavor m1.small
-coe cluster show "$cluster" >/dev/null 2>&1 ||
-  coe cluster create "$cluster" --cluster-template "$template" --master-count 1 --node-count 2
+# Our cluster is the one whose uuid we recorded (names need not be unique).
+if ! { [ -f "$uuid_file" ] && coe cluster show "$(cat "$uuid_file")" >/dev/null 2>&1; }; then
+  coe cluster create "$cluster" --cluster-template "$template" --master-count 1 --node-count 2 |
+    tee /dev/stderr | grep -oE '[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}' | head -1 >"$uuid_file"
+fi
+id=$(cat "$uuid_file")
 
-echo "== waiting for $cluster"
+echo "== waiting for $cluster ($id)"
 while :; do
-  status=$(coe cluster show "$cluster" -c status -f value)
-  task=$(curl -sf "http://127.0.0.1:$port/v1/clusters/$cluster/jobs?active=1" |
+  status=$(coe cluster show "$id" -c status -f value)
+  task=$(curl -sf "http://127.0.0.1:$port/v1/clusters/$id/jobs?active=1" |
          python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"]; print(j[0]["current_task"] or "" if j else "")')
   printf '\r%-22s %-70.70s' "$status" "$task"
   case $status in *_IN_PROGRESS) sleep 2 ;; *) echo; break ;; esac
 done
-coe cluster show "$cluster" -c status -c status_reason -c api_address -c master_addresses \
+coe cluster show "$id" -c status -c status_reason -c api_address -c master_addresses \
   -c node_addresses -c coe_version
 if [ "$status" = CREATE_COMPLETE ] || [ "${status%_COMPLETE}" != "$status" ]; then
   echo "== docker node ls through the cluster's TLS endpoint"
   mkdir -p "$state/$cluster-config"
-  eval "$(coe cluster config "$cluster" --dir "$state/$cluster-config" --output-certs --force)"
+  eval "$(coe cluster config "$id" --dir "$state/$cluster-config" --output-certs --force)"
   docker node ls
 fi
+echo "== stop it all: ./quickstart.sh down (deletes the cluster, stops what this started)"

@@ -121,6 +121,11 @@ def project(tmp_path):
     role = dest / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
     shutil.rmtree(role, ignore_errors=True)
     shutil.copytree(FIXTURES / 'test_driver_role', role)
+    # The fixture driver reaches no node: the OpenStack provider need not wait for the
+    # lab's servers (which never boot) to answer over SSH.
+    (dest / 'inventory' / 'group_vars').mkdir()
+    (dest / 'inventory' / 'group_vars' / 'all.yml').write_text(
+        '---\ninfra_openstack_wait_for_ssh: false\n')
     return dest
 
 

@@ -134,8 +134,26 @@ def test_local_nodes_lifecycle(project, tmp_path):
         assert all(after[n] == before[n] for n in before), 'existing nodes were recreated'
 
         workers = sorted(n for n in after if '-node-' in n)
+        # The node groups list their nodes' addresses.
+        group = requests.get(server.url + '/v1/clusters/lc/nodegroups/default-worker',
+                             headers=LATEST, timeout=30).json()
+        assert sorted(group['node_addresses']) == sorted(cluster['node_addresses']), group
+        master_group = requests.get(server.url + '/v1/clusters/lc/nodegroups/default-master',
+                                    headers=LATEST, timeout=30).json()
+        assert master_group['node_addresses'] == cluster['master_addresses'], master_group
+        # A node that is not in the group is refused at once, named; nothing changes.
+        resp = requests.post(server.url + '/v1/clusters/lc/actions/resize', json={
+            'node_count': 2, 'nodes_to_remove': ['lc-nope-node-9', masters[0]]},
+            headers=LATEST, timeout=30)
+        assert resp.status_code == 400, resp.text
+        assert 'not in the node group default-worker: lc-nope-node-9, %s' % masters[0] \
+            in resp.json()['errors'][0]['detail'], resp.text
+        assert requests.get(server.url + '/v1/clusters/lc', headers=LATEST,
+                            timeout=30).json()['status'] == 'UPDATE_COMPLETE'
+        # Named by its container's id (12 characters, as docker shows it) as well.
         requests.post(server.url + '/v1/clusters/lc/actions/resize', json={
-            'node_count': 2, 'nodes_to_remove': [workers[1]]}, headers=LATEST, timeout=30)
+            'node_count': 2, 'nodes_to_remove': [after[workers[1]][:12]]}, headers=LATEST,
+            timeout=30)
         cluster = settle(server, 'lc')
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
         left = names(uuid)

@@ -116,6 +116,7 @@ class FilterModule(object):
                 'local_nodes_existing': _wrap('local_nodes_existing',
                                               local_nodes.existing_nodes),
                 'local_nodes_room': _wrap('local_nodes_room', local_nodes.room_problem),
+                'nodes_by_group': _wrap('nodes_by_group', local_nodes.nodes_by_group),
                 'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
                 'local_nodes_as_servers': _wrap('local_nodes_as_servers',
                                                 local_nodes.nodes_as_servers),

@@ -231,16 +231,33 @@ def start_delete(store, cluster):
 
 
 def set_facts(store, cluster_uuid, facts):
+    """Record what a provider or driver found out: the cluster's fields among
+    ``allowed``, and ``nodegroup_nodes`` (group uuid -> its nodes, each ``name``,
+    ``address`` and, once made, ``id``): every node group's ``node_addresses`` and the
+    nodes a resize's nodes_to_remove may name."""
     allowed = ('api_address', 'node_addresses', 'master_addresses', 'coe_version',
                'container_version', 'discovery_url', 'stack_id', 'health_status',
-               'health_status_reason', 'node_count', 'master_count', 'facts')
+               'health_status_reason', 'node_count', 'master_count', 'facts',
+               'nodegroup_nodes')
     values = dict((k, v) for k, v in (facts or {}).items() if k in allowed)
     unknown = sorted(set(facts or {}) - set(allowed))
     if unknown:
         raise Invalid("Unknown cluster facts: %s." % ', '.join(unknown))
+    if 'nodegroup_nodes' in values:
+        _set_group_nodes(store, cluster_uuid, values.pop('nodegroup_nodes') or {})
     if values:
         return store.update('cluster', cluster_uuid, values)
     return store.get('cluster', cluster_uuid, by_name=False)
+
+
+def _set_group_nodes(store, cluster_uuid, by_group):
+    for group in store.find('nodegroup', cluster_id=cluster_uuid):
+        nodes = [n for n in by_group.get(group['uuid']) or [] if isinstance(n, dict)]
+        values = {'node_addresses': [n['address'] for n in nodes if n.get('address')],
+                  'nodes': [dict((k, n[k]) for k in ('name', 'id') if n.get(k))
+                            for n in nodes]}
+        if any(values[k] != group.get(k) for k in values):
+            store.update('nodegroup', group['uuid'], values)
 
 
 def cluster_faults(store, cluster):

@@ -244,3 +244,18 @@ def servers_as_nodes(servers, prefix):
                       'role': meta.get('magnum_role'), 'address': meta.get('magnum_address'),
                       'index': int(meta['magnum_index'])})
     return nodes
+
+
+def nodes_by_group(nodes, public=None):
+    """The planned nodes (``plan``'s ``nodes``) of each node group, as the
+    ``nodegroup_nodes`` fact records them: group uuid -> [{name, id, address}], the
+    address a node is reached on (``public``: name -> floating IP, where it has one)."""
+    grouped, public = {}, public or {}
+    for node in nodes or []:
+        if node.get('role') == 'lb' or not node.get('group'):
+            continue
+        entry = dict((k, node[k]) for k in ('name', 'id', 'address') if node.get(k))
+        if public.get(node.get('name')):
+            entry['address'] = public[node['name']]
+        grouped.setdefault(node['group'], []).append(entry)
+    return grouped

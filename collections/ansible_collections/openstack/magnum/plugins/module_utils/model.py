@@ -265,6 +265,20 @@ def check_resize(cluster, nodegroup, node_count, nodes_to_remove):
                       % (nodegroup['name'], node_count, high))
     if nodes_to_remove and node_count >= nodegroup['node_count']:
         raise Invalid("nodes_to_remove is only valid when the node count decreases.")
+    known = nodegroup.get('nodes') or []
+    if nodes_to_remove and known:
+        # A node is named by its server's name or id (a container's, or its first 12
+        # characters), as the providers find it; unknown names are refused here, not
+        # by the playbook a minute later.
+        names = set()
+        for node in known:
+            names.update(v for v in (node.get('name'), node.get('id'),
+                                     (node.get('id') or '')[:12]) if v)
+        unknown = [n for n in nodes_to_remove if n not in names]
+        if unknown:
+            raise Invalid("nodes_to_remove names nodes that are not in the node group %s: %s. "
+                          "Its nodes: %s." % (nodegroup['name'], ', '.join(unknown), ', '.join(
+                              sorted(n['name'] for n in known if n.get('name')))))
 
 
 def check_upgrade(cluster, current_template, new_template, max_batch_size):

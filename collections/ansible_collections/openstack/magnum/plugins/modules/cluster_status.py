@@ -43,7 +43,9 @@ options:
       - Cluster facts to record with I(phase=complete), among C(api_address),
         C(node_addresses), C(master_addresses), C(coe_version), C(container_version),
         C(discovery_url), C(stack_id), C(health_status), C(health_status_reason),
-        C(master_count), C(facts) (a free dict for drivers).
+        C(master_count), C(facts) (a free dict for drivers), and C(nodegroup_nodes) (node
+        group uuid to its nodes, each C(name), C(address) and C(id): the groups'
+        C(node_addresses), and the nodes a resize's C(nodes_to_remove) may name).
     type: dict
   nodegroup:
     description: Node group (name or UUID) the operation acts on.
