@@ -4,7 +4,7 @@ import logging
 
 from flask import Flask, current_app, g, request
 
-from api import context, credentials, errors, limits, microversion, policy
+from api import cloud_connections, context, credentials, errors, limits, microversion, policy
 from api.blueprints import (certificates, clusters, clustertemplates, credentials as creds,
                             federations, jobs, mservices, nodegroups, quotas, root, stats)
 from api.core import errors as errors_mod
@@ -26,6 +26,7 @@ def create_app(settings=None):
     # Secrets stored before there was a key (or under an older first key) are sealed now.
     app.extensions['magnum_store'].reseal_secrets()
     app.extensions['magnum_policy'] = policy.make_enforcer(settings.policy_file)
+    app.extensions['magnum_cloud_connections'] = cloud_connections.Connections()
     if settings.start_executor:
         from api.executor import Executor
         app.extensions['magnum_executor'] = Executor(settings, app.extensions['magnum_store'])
@@ -77,20 +78,40 @@ def settings():
 def core_settings():
     """The core's settings for this request: under keystone auth with the openstack
     provider, cloud checks act as the caller (the request's token), so the caller's
-    own images, keypairs and networks are found."""
+    own images, keypairs and networks are found; else as the provider's cloud. Either
+    connection is kept across requests (api/cloud_connections.py)."""
     current = settings()
-    if not credentials.enabled(current):
+    if current.provider != 'openstack':
         return current.core()
+    if not credentials.enabled(current):
+        return current.core(provider_connection())
     return current.core(caller_connection())
 
 
+def _connections():
+    return current_app.extensions['magnum_cloud_connections']
+
+
+def provider_connection():
+    """The connection to the provider's cloud (``--cloud``), kept across requests."""
+    import openstack
+    cloud = settings().cloud
+    return _connections().get(_connections().key('provider', cloud),
+                              lambda: openstack.connect(cloud=cloud))
+
+
 def caller_connection():
-    """The request's connection to the cloud as the caller (the request's token): one per
-    request, so a cluster create's checks and its credential share one token check."""
+    """The connection to the cloud as the caller (the request's token), kept until the
+    token expires: a caller's requests log in once, and a cluster create's checks and
+    its credential share it."""
     if 'caller_connection' not in g:
         import openstack
-        g.caller_connection = openstack.connect(**credentials.caller_cloud(
-            settings(), request.headers.get('X-Auth-Token'), g.scope.project_id))
+        token = request.headers.get('X-Auth-Token')
+        project = g.scope.project_id
+        g.caller_connection = _connections().get(
+            _connections().key('caller', token, project),
+            lambda: openstack.connect(**credentials.caller_cloud(settings(), token, project)),
+            cloud_connections.token_expiry(request.environ.get('keystone.token_info')))
     return g.caller_connection
 
 

@@ -561,6 +561,37 @@ def cloud_api(conn, lab, tmp_path):
     server.stop()
 
 
+def test_request_cloud_checks_log_in_once_and_keep_their_connection(conn, lab, tmp_path):
+    """Templates checked against the cloud at request time: the API keeps its connection
+    (one login, services discovered once), so every request after the first only looks
+    its resources up; a bad one is still refused with Magnum's message."""
+    import requests
+
+    from conftest import ApiServer
+    from keystone_counter import counted_clouds_yaml
+    proxied = tmp_path / 'clouds.yaml'
+    proxy = counted_clouds_yaml(lab, CLOUD, proxied)
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
+                       provider='openstack', args=['--health-interval', '0'],
+                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': str(proxied)})
+    headers = {'OpenStack-API-Version': 'container-infra latest'}
+    url = server.start().url + '/v1/'
+    try:
+        good = {'coe': 'kubernetes', 'image_id': IMAGE, 'external_network_id': 'public',
+                'keypair_id': KEYPAIR, 'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'}
+        for i in range(3):
+            resp = requests.post(url + 'clustertemplates', json=dict(good, name='t%d' % i),
+                                 headers=headers, timeout=60)
+            assert resp.status_code == 201, resp.text
+        resp = requests.patch(url + 'clustertemplates/t0', headers=headers, timeout=60, json=[
+            {'op': 'replace', 'path': '/flavor_id', 'value': 'm1.nope'}])
+        assert resp.status_code == 400 and 'Unable to find flavor m1.nope' in resp.text
+        assert proxy.logins == 1, proxy.logins
+    finally:
+        server.stop()
+        proxy.stop()
+
+
 @pytest.mark.parametrize('field, value, status, message', [
     ('image_id', 'no-such-image', 404, 'Image no-such-image could not be found.'),
     ('image_id', 'tiny', 400, "Image tiny doesn't contain os_distro field."),

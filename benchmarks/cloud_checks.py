@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): what Magnum's checks against the cloud cost a request.
+
+Starts its own API (``--provider openstack`` on the lab cloud, noauth, SQLite) and
+times N template creates (each checked: image and its os_distro, flavors, keypair,
+external network) and N template updates (a flavor changed: checked again), then a
+cluster create refused for room (quota checked). Prints p50 / p90 / mean in seconds.
+
+Needs ../shared/openstack-lab up; its clouds.yaml is MAGNUM_TEST_CLOUDS_YAML or the lab's
+default place. Run from the checkout:
+
+    python3 benchmarks/cloud_checks.py [--requests N]
+"""
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+
+TOP = Path(__file__).resolve().parent.parent
+HEADERS = {'OpenStack-API-Version': 'container-infra latest'}
+LAB = Path(os.environ.get('XDG_STATE_HOME') or Path.home() / '.local/state') / 'openstack-lab'
+
+
+def start_api(workdir, clouds_yaml, cloud):
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, XDG_DATA_HOME=str(workdir / 'data'), OS_CLIENT_CONFIG_FILE=clouds_yaml,
+               MAGNUM_CLOUD=cloud)
+    binary = Path(sys.executable).parent / 'magnum-ansible-api'
+    proc = subprocess.Popen(
+        [str(binary), '--port', str(port), '--db', 'sqlite:///%s' % (workdir / 'b.sqlite'),
+         '--project-dir', str(TOP), '--runner-dir', str(workdir / 'jobs'),
+         '--provider', 'openstack', '--health-interval', '0'],
+        stdout=open(workdir / 'api.log', 'ab'), stderr=subprocess.STDOUT, env=env)
+    url = 'http://127.0.0.1:%d/v1' % port
+    for _ in range(150):
+        try:
+            requests.get(url, timeout=1)
+            return proc, url
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    raise SystemExit('the API did not start; see %s' % (workdir / 'api.log'))
+
+
+def timed(method, url, expect, **kwargs):
+    start = time.monotonic()
+    resp = requests.request(method, url, headers=HEADERS, timeout=120, **kwargs)
+    elapsed = time.monotonic() - start
+    if resp.status_code != expect:
+        raise SystemExit('%s %s: %s %s' % (method, url, resp.status_code, resp.text[:300]))
+    return elapsed
+
+
+def report(name, values):
+    values = sorted(values)
+    p90 = values[min(len(values) - 1, int(len(values) * 0.9))]
+    print('  %-34s p50 %6.3f   p90 %6.3f   mean %6.3f' % (
+        name, statistics.median(values), p90, statistics.mean(values)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--requests', type=int, default=10, help='requests of each kind')
+    parser.add_argument('--image', default='tiny-debian', help='an image with os_distro')
+    args = parser.parse_args()
+    clouds_yaml = os.environ.get('MAGNUM_TEST_CLOUDS_YAML') or str(LAB / 'clouds/clouds.yaml')
+    cloud = os.environ.get('MAGNUM_TEST_CLOUD') or 'lab'
+    sys.path.insert(0, str(TOP / 'tests'))
+    from conftest import debian_image, lab_connect
+    conn = lab_connect(clouds_yaml, cloud)
+    if conn.image.find_image(args.image, ignore_missing=True) is None:
+        debian_image(conn, args.image)
+    if conn.compute.find_keypair('bench') is None:
+        conn.compute.create_keypair(name='bench')
+    workdir = Path(tempfile.mkdtemp(prefix='magnum-bench-'))
+    proc, url = start_api(workdir, clouds_yaml, cloud)
+    base = {'coe': 'kubernetes', 'image_id': args.image, 'keypair_id': 'bench',
+            'external_network_id': 'public', 'flavor_id': 'm1.tiny',
+            'master_flavor_id': 'm1.tiny'}
+    figures = {'template create': [], 'template update': [], 'cluster create (no room)': []}
+    try:
+        for i in range(args.requests):
+            figures['template create'].append(timed(
+                'POST', url + '/clustertemplates', 201, json=dict(base, name='b%d' % i)))
+        for i in range(args.requests):
+            figures['template update'].append(timed(
+                'PATCH', url + '/clustertemplates/b%d' % i, 200, json=[
+                    {'op': 'replace', 'path': '/flavor_id', 'value': 'm1.small'}]))
+        for i in range(args.requests):
+            figures['cluster create (no room)'].append(timed(
+                'POST', url + '/clusters', 400, json={
+                    'name': 'c%d' % i, 'cluster_template_id': 'b0', 'node_count': 1000}))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    print('Cloud checks at request time (%d requests each, lab cloud, seconds)' % args.requests)
+    for name, values in figures.items():
+        report(name, values)
+
+
+if __name__ == '__main__':
+    main()
