@@ -44,7 +44,7 @@ options:
         C(node_addresses), C(master_addresses), C(coe_version), C(container_version),
         C(discovery_url), C(stack_id), C(health_status), C(health_status_reason),
         C(master_count), C(facts) (a free dict for drivers), and C(nodegroup_nodes) (node
-        group uuid to its nodes, each C(name), C(address) and C(id): the groups'
+        group uuid to its nodes, each C(name), C(address) and C(id); they become the groups'
         C(node_addresses), and the nodes a resize's C(nodes_to_remove) may name).
     type: dict
   nodegroup:
