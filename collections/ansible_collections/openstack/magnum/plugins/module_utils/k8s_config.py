@@ -247,8 +247,8 @@ def pause_tag(images_list, fallback):
     (one reference a line), else ``fallback`` (PAUSE_TAGS')."""
     for line in str(images_list or '').splitlines():
         ref = line.strip()
-        name, _, tag = ref.rpartition(':')
-        if '/' in tag or not name:
+        name, colon, tag = ref.rpartition(':')
+        if '/' in tag or not colon or not name:
             continue
         if name.rpartition('/')[2] == 'pause' and tag:
             return tag
@@ -762,8 +762,8 @@ def node_files(nodes, masters, binaries, artifacts, bin_dir, images_dir, contain
                 for src in artifacts['images' if node in masters else 'worker_images']]
     runtime = []
     if (containerd or {}).get('mode') == 'tarball':
-        runtime = [{'src': containerd['tarball'], 'dest': containerd_tarball_on_node(
-                        containerd, containerd_dir), 'mode': '0644'},
+        tarball = containerd_tarball_on_node(containerd, containerd_dir)
+        runtime = [{'src': containerd['tarball'], 'dest': tarball, 'mode': '0644'},
                    {'src': containerd['runc'], 'dest': containerd['runc_binary'], 'mode': '0755'}]
     return [{'node': entry['node'], 'files': entry['files'] + runtime + archives(entry['node'])}
             for entry in binary_files(nodes, binaries, bin_dir)]
