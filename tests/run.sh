@@ -12,13 +12,41 @@ echo "== style of api/, tests/ and benchmarks/ (the collection's is ansible-test
 python -m pycodestyle --max-line-length 100 api tests benchmarks
 python -m pyflakes api tests benchmarks
 
+# The static checks (ansible-test sanity, ansible-lint, the collection build) need no
+# service: they run beside the tests, and their output follows them.
+static_log=$(mktemp)
+(
+  set -e
+  echo "== ansible-test sanity"
+  rm -rf collections/ansible_collections/openstack/magnum/tests/output
+  bash .ci/sanity.sh
+  echo "== ansible-lint"
+  ansible-lint
+  echo "== collection build and install"
+  out=$(mktemp -d)
+  ansible-galaxy collection build collections/ansible_collections/openstack/magnum --output-path "$out"
+  ansible-galaxy collection install --force --offline --no-deps -p "$out/installed" "$out"/openstack-magnum-*.tar.gz
+  test -f "$out/installed/ansible_collections/openstack/magnum/plugins/module_utils/store.py"
+  rm -rf "$out"
+) >"$static_log" 2>&1 &
+static_pid=$!
+static_done() {
+  local rc=0
+  wait "$static_pid" || rc=$?
+  cat "$static_log"
+  [ "$rc" = 0 ] || { echo "static checks failed (rc=$rc)" >&2; return 1; }
+}
+trap 'kill "$static_pid" 2>/dev/null || true' EXIT
+
 echo "== pytest"
 # In parallel processes (pytest-xdist; most tests wait on clusters, clouds and playbooks,
-# not on the CPU), idle ones taking queued tests from busy ones; then, alone, the tests
-# that measure what the whole host has left. MAGNUM_TEST_PROCESSES=1 runs them in order.
+# not on the CPU), each taking the next test when it is free, the longest first
+# (tests/conftest.py); then, alone, the tests that measure what the whole host has left.
+# MAGNUM_TEST_PROCESSES=1 runs them in one process, in order.
 processes=${MAGNUM_TEST_PROCESSES:-3}
 if [ "$processes" -gt 1 ]; then
-  python -m pytest -q -rs --durations=30 -n "$processes" --dist worksteal -m "not alone" tests
+  python -m pytest -q -rs --durations=30 -n "$processes" --dist load --maxschedchunk 1 \
+    -m "not alone" tests
   python -m pytest -q -rs -m alone tests
 else
   python -m pytest -q -rs --durations=30 tests
@@ -33,17 +61,6 @@ else
   echo "SKIPPED molecule: needs a running Docker engine and debootstrap (.ci/run sets them up)"
 fi
 
-echo "== ansible-test sanity"
-rm -rf collections/ansible_collections/openstack/magnum/tests/output
-bash .ci/sanity.sh
-
-echo "== ansible-lint"
-ansible-lint
-
-echo "== collection build and install"
-out=$(mktemp -d)
-ansible-galaxy collection build collections/ansible_collections/openstack/magnum --output-path "$out"
-ansible-galaxy collection install --force --offline --no-deps -p "$out/installed" "$out"/openstack-magnum-*.tar.gz
-test -f "$out/installed/ansible_collections/openstack/magnum/plugins/module_utils/store.py"
-rm -rf "$out"
+static_done
+trap - EXIT
 echo "== all tests passed"

@@ -47,11 +47,18 @@ class CloudModule(MagnumModule):
         if not HAS_SDK:
             self.fail_json(msg=missing_required_lib('openstacksdk'), exception=SDK_ERROR)
         record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
+        conn = None
         try:
             conn = openstack.connect(cloud=self.params['cloud'] or os.environ.get('OS_CLOUD'))
             self.act(conn, record)
         except openstack.exceptions.SDKException as exc:
             self.fail_json(msg='OpenStack: %s' % exc)
+        finally:
+            # Closed here, not at exit: a run inside the controller's worker
+            # (in_controller) ends without exit handlers, and close() is what keeps the
+            # login in the auth cache for the job's next module.
+            if conn is not None:
+                conn.close()
 
     def act(self, conn, record):
         raise NotImplementedError()
