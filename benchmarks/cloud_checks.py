@@ -14,9 +14,7 @@ default place. Run from the checkout:
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,31 +22,11 @@ from pathlib import Path
 
 import requests
 
+from swarm_local import start_api
+
 TOP = Path(__file__).resolve().parent.parent
 HEADERS = {'OpenStack-API-Version': 'container-infra latest'}
 LAB = Path(os.environ.get('XDG_STATE_HOME') or Path.home() / '.local/state') / 'openstack-lab'
-
-
-def start_api(workdir, clouds_yaml, cloud):
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, XDG_DATA_HOME=str(workdir / 'data'), OS_CLIENT_CONFIG_FILE=clouds_yaml,
-               MAGNUM_CLOUD=cloud)
-    binary = Path(sys.executable).parent / 'magnum-ansible-api'
-    proc = subprocess.Popen(
-        [str(binary), '--port', str(port), '--db', 'sqlite:///%s' % (workdir / 'b.sqlite'),
-         '--project-dir', str(TOP), '--runner-dir', str(workdir / 'jobs'),
-         '--provider', 'openstack', '--health-interval', '0'],
-        stdout=open(workdir / 'api.log', 'ab'), stderr=subprocess.STDOUT, env=env)
-    url = 'http://127.0.0.1:%d/v1' % port
-    for _ in range(150):
-        try:
-            requests.get(url, timeout=1)
-            return proc, url
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    raise SystemExit('the API did not start; see %s' % (workdir / 'api.log'))
 
 
 def timed(method, url, expect, **kwargs):
@@ -82,7 +60,8 @@ def main():
     if conn.compute.find_keypair('bench') is None:
         conn.compute.create_keypair(name='bench')
     workdir = Path(tempfile.mkdtemp(prefix='magnum-bench-'))
-    proc, url = start_api(workdir, clouds_yaml, cloud)
+    proc, url = start_api(workdir, provider='openstack', env={
+        'OS_CLIENT_CONFIG_FILE': clouds_yaml, 'MAGNUM_CLOUD': cloud})
     base = {'coe': 'kubernetes', 'image_id': args.image, 'keypair_id': 'bench',
             'external_network_id': 'public', 'flavor_id': 'm1.tiny',
             'master_flavor_id': 'm1.tiny'}

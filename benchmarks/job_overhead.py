@@ -15,49 +15,18 @@ its final status. Prints, per job:
 """
 
 import argparse
-import os
-import socket
 import sqlite3
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import requests
 
-TOP = Path(__file__).resolve().parent.parent
+from swarm_local import children_cpu, start_api
+
 HEADERS = {'OpenStack-API-Version': 'container-infra latest'}
 TEMPLATE = {'name': 'noop', 'coe': 'mesos', 'image_id': 'ubuntu-mesos',
             'external_network_id': 'public', 'keypair_id': 'default'}
-TICKS = os.sysconf('SC_CLK_TCK')
-
-
-def children_cpu(pid):
-    """User + system CPU-seconds of the process's waited-for descendants."""
-    fields = Path('/proc/%d/stat' % pid).read_text().rsplit(')', 1)[1].split()
-    return (int(fields[13]) + int(fields[14])) / TICKS   # cutime, cstime
-
-
-def start_api(workdir, workers):
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, XDG_DATA_HOME=str(workdir / 'data'))
-    binary = Path(sys.executable).parent / 'magnum-ansible-api'
-    proc = subprocess.Popen(
-        [str(binary), '--port', str(port), '--db', 'sqlite:///%s' % (workdir / 'b.sqlite'),
-         '--project-dir', str(TOP), '--runner-dir', str(workdir / 'jobs'),
-         '--provider', 'none', '--health-interval', '0', '--workers', str(workers)],
-        stdout=open(workdir / 'api.log', 'ab'), stderr=subprocess.STDOUT, env=env)
-    url = 'http://127.0.0.1:%d/v1' % port
-    for _ in range(150):
-        try:
-            requests.get(url, timeout=1)
-            return proc, url
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    raise SystemExit('the API did not start; see %s' % (workdir / 'api.log'))
 
 
 def final(url, name):
@@ -71,7 +40,7 @@ def main():
     parser.add_argument('--workers', type=int, default=2, help="the API's job workers")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix='magnum-bench-'))
-    proc, url = start_api(workdir, args.workers)
+    proc, url = start_api(workdir, provider='none', workers=args.workers)
     try:
         resp = requests.post(url + '/clustertemplates', json=TEMPLATE, headers=HEADERS, timeout=60)
         resp.raise_for_status()

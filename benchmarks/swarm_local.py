@@ -42,26 +42,33 @@ TEMPLATE = {'name': 'bench', 'coe': 'swarm', 'image_id': 'debian-12',
             'master_flavor_id': 'm1.tiny', 'docker_storage_driver': 'overlay2'}
 
 
+def start_api(workdir, provider='docker', workers=2, env=None):
+    """An API of its own on a SQLite store in ``workdir`` (no health rounds), with
+    ``provider``, ``workers`` and ``env`` added to this environment; returns its process
+    and its /v1 URL once it answers (the other benchmarks start theirs here too)."""
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, XDG_DATA_HOME=str(workdir / 'data'), **(env or {}))
+    binary = Path(sys.executable).parent / 'magnum-ansible-api'
+    proc = subprocess.Popen(
+        [str(binary), '--port', str(port), '--db', 'sqlite:///%s' % (workdir / 'b.sqlite'),
+         '--project-dir', str(TOP), '--runner-dir', str(workdir / 'jobs'),
+         '--provider', provider, '--health-interval', '0', '--workers', str(workers)],
+        stdout=open(workdir / 'api.log', 'ab'), stderr=subprocess.STDOUT, env=env)
+    url = 'http://127.0.0.1:%d/v1' % port
+    for _ in range(150):
+        try:
+            requests.get(url, timeout=1)
+            return proc, url
+        except requests.ConnectionError:
+            time.sleep(0.2)
+    raise SystemExit('the API did not start; see %s' % (workdir / 'api.log'))
+
+
 class Api:
     def __init__(self, workdir):
-        with socket.socket() as s:
-            s.bind(('127.0.0.1', 0))
-            port = s.getsockname()[1]
-        self.url = 'http://127.0.0.1:%d/v1' % port
-        env = dict(os.environ, XDG_DATA_HOME=str(workdir / 'data'))
-        binary = Path(sys.executable).parent / 'magnum-ansible-api'
-        self.proc = subprocess.Popen(
-            [str(binary), '--port', str(port), '--db', 'sqlite:///%s' % (workdir / 'b.sqlite'),
-             '--project-dir', str(TOP), '--runner-dir', str(workdir / 'jobs'),
-             '--provider', 'docker', '--health-interval', '0', '--workers', '2'],
-            stdout=open(workdir / 'api.log', 'ab'), stderr=subprocess.STDOUT, env=env)
-        for _ in range(100):
-            try:
-                requests.get(self.url, timeout=1)
-                return
-            except requests.ConnectionError:
-                time.sleep(0.2)
-        raise SystemExit('the API did not start; see %s' % (workdir / 'api.log'))
+        self.proc, self.url = start_api(workdir)
 
     def call(self, method, path, **kwargs):
         resp = requests.request(method, self.url + path, headers=HEADERS, timeout=60, **kwargs)
