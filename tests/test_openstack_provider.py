@@ -8,6 +8,7 @@ provider and COE roles (the inventory) is proven with the local provider in
 tests/test_swarm.py. Runs when MAGNUM_TEST_CLOUD names a cloud of MAGNUM_TEST_CLOUDS_YAML
 (.ci/run brings the lab up and sets both); skipped, saying so, otherwise."""
 
+import contextlib
 import datetime
 import json
 import os
@@ -551,6 +552,24 @@ def cleanup(infra, name):
         pass
 
 
+@contextlib.contextmanager
+def counted_api(lab, project_dir, tmp_path, store):
+    """An API on the lab (provider openstack, store ``store`` in ``tmp_path``) whose
+    Keystone logins are counted: yields its /v1/ URL and the counter, stops both."""
+    from conftest import ApiServer
+    from keystone_counter import counted_clouds_yaml
+    proxied = tmp_path / 'clouds.yaml'
+    proxy = counted_clouds_yaml(lab, CLOUD, proxied)
+    server = ApiServer('sqlite:///%s' % (tmp_path / store), project_dir, tmp_path,
+                       provider='openstack', args=['--health-interval', '0'],
+                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': str(proxied)})
+    try:
+        yield server.start().url + '/v1/', proxy
+    finally:
+        server.stop()
+        proxy.stop()
+
+
 @pytest.fixture
 def cloud_api(conn, lab, tmp_path):
     from conftest import ApiServer
@@ -567,16 +586,8 @@ def test_request_cloud_checks_log_in_once_and_keep_their_connection(conn, lab, t
     its resources up; a bad one is still refused with Magnum's message."""
     import requests
 
-    from conftest import ApiServer
-    from keystone_counter import counted_clouds_yaml
-    proxied = tmp_path / 'clouds.yaml'
-    proxy = counted_clouds_yaml(lab, CLOUD, proxied)
-    server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
-                       provider='openstack', args=['--health-interval', '0'],
-                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': str(proxied)})
     headers = {'OpenStack-API-Version': 'container-infra latest'}
-    url = server.start().url + '/v1/'
-    try:
+    with counted_api(lab, REPO, tmp_path, 'api.sqlite') as (url, proxy):
         good = {'coe': 'kubernetes', 'image_id': IMAGE, 'external_network_id': 'public',
                 'keypair_id': KEYPAIR, 'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'}
         for i in range(3):
@@ -587,9 +598,6 @@ def test_request_cloud_checks_log_in_once_and_keep_their_connection(conn, lab, t
             {'op': 'replace', 'path': '/flavor_id', 'value': 'm1.nope'}])
         assert resp.status_code == 400 and 'Unable to find flavor m1.nope' in resp.text
         assert proxy.logins == 1, proxy.logins
-    finally:
-        server.stop()
-        proxy.stop()
 
 
 @pytest.mark.parametrize('field, value, status, message', [
@@ -660,43 +668,33 @@ def test_a_jobs_module_runs_share_one_keystone_login(conn, lab, project, tmp_pat
     own, yet log in to Keystone once; the cached login does not outlive the run."""
     import requests
 
-    from conftest import ApiServer
-    from keystone_counter import counted_clouds_yaml
-    proxied = tmp_path / 'clouds.yaml'
-    proxy = counted_clouds_yaml(lab, CLOUD, proxied)
-    # the store Infra's cleanup reads
-    server = ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), project, tmp_path,
-                       provider='openstack', args=['--health-interval', '0'],
-                       env={'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': str(proxied)})
     headers = {'OpenStack-API-Version': 'container-infra latest'}
-    api = server.start().url + '/v1/'
-
-    def settled():
-        shown = requests.get(api + 'clusters/c', headers=headers, timeout=60)
-        if shown.status_code == 404:
-            return 'GONE'
-        status = shown.json()['status']
-        return status if 'IN_PROGRESS' not in status else None
-
     try:
-        assert requests.post(api + 'clustertemplates', headers=headers, timeout=60, json={
-            'name': 't', 'coe': 'kubernetes', 'image_id': IMAGE, 'keypair_id': KEYPAIR,
-            'external_network_id': 'public', 'flavor_id': 'm1.tiny',
-            'master_flavor_id': 'm1.tiny'}).status_code == 201
-        for method, path, body, done in (
-                ('post', 'clusters', {'name': 'c', 'cluster_template_id': 't',
-                                      'node_count': 1}, 'CREATE_COMPLETE'),
-                ('delete', 'clusters/c', None, 'GONE')):
-            answer = getattr(requests, method)(api + path, json=body, headers=headers,
-                                               timeout=60)
-            assert answer.status_code in (202, 204), answer.text
-            before = proxy.logins   # the API's own cloud checks ran within the request
-            assert wait_for(settled, timeout=900, interval=2) == done
-            assert proxy.logins - before == 1, (path, proxy.logins - before)
-        # removed when the run ends (which is a moment after the delete purged the cluster)
-        assert wait_for(lambda: not list((tmp_path / 'jobs').glob('**/auth-cache.json'))
-                        and not list((tmp_path / 'jobs').glob('**/secure.yaml')), timeout=60)
+        # the store Infra's cleanup reads: m.sqlite
+        with counted_api(lab, project, tmp_path, 'm.sqlite') as (api, proxy):
+            def settled():
+                shown = requests.get(api + 'clusters/c', headers=headers, timeout=60)
+                if shown.status_code == 404:
+                    return 'GONE'
+                status = shown.json()['status']
+                return status if 'IN_PROGRESS' not in status else None
+
+            assert requests.post(api + 'clustertemplates', headers=headers, timeout=60, json={
+                'name': 't', 'coe': 'kubernetes', 'image_id': IMAGE, 'keypair_id': KEYPAIR,
+                'external_network_id': 'public', 'flavor_id': 'm1.tiny',
+                'master_flavor_id': 'm1.tiny'}).status_code == 201
+            for method, path, body, done in (
+                    ('post', 'clusters', {'name': 'c', 'cluster_template_id': 't',
+                                          'node_count': 1}, 'CREATE_COMPLETE'),
+                    ('delete', 'clusters/c', None, 'GONE')):
+                answer = getattr(requests, method)(api + path, json=body, headers=headers,
+                                                   timeout=60)
+                assert answer.status_code in (202, 204), answer.text
+                before = proxy.logins   # the API's own cloud checks ran within the request
+                assert wait_for(settled, timeout=900, interval=2) == done
+                assert proxy.logins - before == 1, (path, proxy.logins - before)
+            # removed when the run ends (which is a moment after the delete purged the cluster)
+            assert wait_for(lambda: not list((tmp_path / 'jobs').glob('**/auth-cache.json'))
+                            and not list((tmp_path / 'jobs').glob('**/secure.yaml')), timeout=60)
     finally:
-        server.stop()
-        proxy.stop()
         cleanup(Infra(tmp_path, lab), 'c')
