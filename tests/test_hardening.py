@@ -259,6 +259,33 @@ def test_deletes_are_not_repeated_and_refused_for_a_host(app, client):
     assert len(jobs_of(app, 'delete')) == 1
 
 
+def test_the_template_an_upgrade_moves_to_stays_until_the_upgrade_ends(sqlite_client):
+    client = sqlite_client
+    call(client, 'POST', '/v1/clustertemplates', dict(TPL, labels={'kube_tag': 'v1.35.0'}),
+         expect=201)
+    call(client, 'POST', '/v1/clustertemplates',
+         dict(TPL, name='newer', labels={'kube_tag': 'v1.36.0'}), expect=201)
+    # The cluster's operations take 600 s (the test driver's label), but for the delete.
+    call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
+                                          'labels': {'test_sleep': '1'}}, expect=202)
+    assert wait_status(client, 'c1').json['status'] == 'CREATE_COMPLETE'
+    app = client.application
+    store = app.extensions['magnum_store']
+    cluster = call(client, 'GET', '/v1/clusters/c1', expect=200).json
+    store.update('cluster', cluster['uuid'], {'labels': {'test_sleep': '600'}})
+    call(client, 'POST', '/v1/clusters/c1/actions/upgrade', {'cluster_template': 'newer'},
+         expect=202)
+    # While the upgrade is queued or runs, its template is in use, as a cluster's is.
+    assert 'is referenced by one or multiple clusters' in error_of(
+        call(client, 'DELETE', '/v1/clustertemplates/newer'), 400)
+    assert call(client, 'GET', '/v1/clustertemplates/newer').status_code == 200
+    # Once the upgrade has ended (here cancelled by the cluster's delete), it can go.
+    call(client, 'DELETE', '/v1/clusters/c1', expect=204)
+    assert wait_status(client, 'c1').status_code == 404
+    call(client, 'DELETE', '/v1/clustertemplates/newer', expect=204)
+    call(client, 'DELETE', '/v1/clustertemplates/tpl', expect=204)
+
+
 def test_a_failed_request_changes_nothing(app, client, monkeypatch):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
     call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',

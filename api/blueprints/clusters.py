@@ -173,7 +173,7 @@ def upgrade(ident):
         ctx.executor().submit('upgrade', 'cluster_upgrade.yml', {
             'cluster_uuid': cluster['uuid'], 'cluster_template': template['uuid'],
             'max_batch_size': batch, 'nodegroup': group['uuid'] if group else None},
-            cluster_id=cluster['uuid'])
+            cluster_id=cluster['uuid'], resource_id=template['uuid'])
     return accepted(cluster['uuid'])
 
 

@@ -25,11 +25,11 @@ except ImportError:  # pragma: no cover - the store reports it
 
 from ansible_collections.openstack.magnum.plugins.module_utils import states
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
-from ansible_collections.openstack.magnum.plugins.module_utils.store import utcnow
+from ansible_collections.openstack.magnum.plugins.module_utils.store import ACTIVE_JOBS, utcnow
 
 QUEUED, RUNNING, SUCCESSFUL, FAILED, CANCELED = (
     'QUEUED', 'RUNNING', 'SUCCESSFUL', 'FAILED', 'CANCELED')
-ACTIVE = (QUEUED, RUNNING)
+ACTIVE = ACTIVE_JOBS  # (QUEUED, RUNNING)
 SERVICE_DOWN_AFTER = 60  # seconds without a heartbeat
 BINARY = 'magnum-conductor'
 

@@ -221,7 +221,12 @@ def start_upgrade(store, cluster, template_ident, scope, max_batch_size=None,
                   nodegroup=None):
     new, group = check_upgrade(store, cluster, template_ident, scope, max_batch_size,
                                nodegroup)
-    started = store.start_operation(cluster['uuid'], 'upgrade')
+    # The template's delete takes this lock too (Store.delete_template): it either
+    # happened before (NotFound here) or sees this upgrade's job, recorded by the caller
+    # in this transaction with the template as its resource_id.
+    with store.write(lock='template-%s' % new['uuid']) as conn:
+        store.get('cluster_template', new['uuid'], conn=conn, by_name=False)
+        started = store.start_operation(cluster['uuid'], 'upgrade')
     return started, new, group
 
 

@@ -188,6 +188,9 @@ def _metadata():
     return meta
 
 
+# A job's statuses while it is queued or running (jobs.ACTIVE).
+ACTIVE_JOBS = ('QUEUED', 'RUNNING')
+
 # Every record of a resource counts its updates: a compare-and-set update names the
 # count it read (Store.modify), so no concurrent writer's change is ever lost.
 ROW_VERSION = 'row_version'
@@ -566,12 +569,17 @@ class Store(object):
         return created
 
     def delete_template(self, template_uuid):
-        """Delete a template no cluster uses, in one step with the check (a cluster's
-        create takes the same lock: create_cluster)."""
-        clusters = self.t['clusters']
+        """Delete a template no cluster uses, nor an upgrade moves a cluster to (its
+        queued or running job names the template as its resource), in one step with the
+        check (a cluster's create and an upgrade's start take the same lock)."""
+        clusters, jobs = self.t['clusters'], self.t['jobs']
         with self.write(lock='template-%s' % template_uuid) as conn:
             used = conn.execute(sa.select(clusters.c.uuid).where(
                 clusters.c.cluster_template_id == template_uuid).limit(1)).first()
+            if used is None:
+                used = conn.execute(sa.select(jobs.c.uuid).where(
+                    jobs.c.resource_id == template_uuid, jobs.c.operation == 'upgrade',
+                    jobs.c.status.in_(ACTIVE_JOBS)).limit(1)).first()
             if used is not None:
                 raise Invalid("ClusterTemplate %s is referenced by one or multiple clusters."
                               % template_uuid)
