@@ -42,9 +42,10 @@ TEMPLATE = {'name': 'bench', 'coe': 'swarm', 'image_id': 'debian-12',
             'master_flavor_id': 'm1.tiny', 'docker_storage_driver': 'overlay2'}
 
 
-def start_api(workdir, provider='docker', workers=2, env=None):
+def start_api(workdir, provider='docker', workers=2, env=None, args=()):
     """An API of its own on a SQLite store in ``workdir`` (no health rounds), with
-    ``provider``, ``workers`` and ``env`` added to this environment; returns its process
+    ``provider``, ``workers``, more command-line ``args`` and ``env`` added to this
+    environment; returns its process
     and its /v1 URL once it answers (the other benchmarks start theirs here too)."""
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
@@ -54,7 +55,8 @@ def start_api(workdir, provider='docker', workers=2, env=None):
     proc = subprocess.Popen(
         [str(binary), '--port', str(port), '--db', 'sqlite:///%s' % (workdir / 'b.sqlite'),
          '--project-dir', str(TOP), '--runner-dir', str(workdir / 'jobs'),
-         '--provider', provider, '--health-interval', '0', '--workers', str(workers)],
+         '--provider', provider, '--health-interval', '0', '--workers', str(workers)]
+        + list(args),
         stdout=open(workdir / 'api.log', 'ab'), stderr=subprocess.STDOUT, env=env)
     url = 'http://127.0.0.1:%d/v1' % port
     for _ in range(150):
