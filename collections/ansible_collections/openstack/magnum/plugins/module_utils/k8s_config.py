@@ -387,6 +387,24 @@ def kubeconfig(endpoint_host, ca_pem, token=None):
     return doc
 
 
+def admin_kubeconfig(api_address, cred_dir):
+    """A kubeconfig for the controller's tools (helm) at the cluster's ``api_address``
+    (``https://host:port``) with the admin credential admin_credential.yml wrote in
+    ``cred_dir`` (ca.crt, admin.crt, admin.key), named by path."""
+    if not str(api_address or '').startswith('https://'):
+        raise Invalid("The cluster has no API address (https://host:port) to reach it at.")
+    return {'apiVersion': 'v1', 'kind': 'Config',
+            'clusters': [{'name': 'cluster', 'cluster': {
+                'server': str(api_address),
+                'certificate-authority': os.path.join(cred_dir, 'ca.crt')}}],
+            'users': [{'name': 'magnum-driver', 'user': {
+                'client-certificate': os.path.join(cred_dir, 'admin.crt'),
+                'client-key': os.path.join(cred_dir, 'admin.key')}}],
+            'contexts': [{'name': 'magnum-driver', 'context': {
+                'cluster': 'cluster', 'user': 'magnum-driver'}}],
+            'current-context': 'magnum-driver'}
+
+
 def kubelet_config(conf):
     doc = {'apiVersion': 'kubelet.config.k8s.io/v1beta1', 'kind': 'KubeletConfiguration',
            'cgroupDriver': conf['cgroup_driver'], 'failSwapOn': False,

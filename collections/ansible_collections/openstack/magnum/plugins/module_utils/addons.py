@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+"""Kubernetes add-ons: which ones a cluster's labels enable (with the user guide's
+defaults), the Helm chart of each (name, version, upstream repository) and the values it
+is installed with, and where each chart comes from (the offline directory's
+``charts/<chart>-<version>.tgz``, a mirror laid out the same way, or the chart's upstream
+repository), checked before anything is applied."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+TRUE = ('true', 'True', 'TRUE', '1', 'yes')
+
+
+def _metrics_server_values(conf, labels):
+    """metrics-server as Magnum runs it: it reads the kubelets by their internal address
+    and accepts their self-signed serving certificates (kubeadm's default)."""
+    values = {'args': ['--kubelet-insecure-tls',
+                       '--kubelet-preferred-address-types=InternalIP'],
+              # One replica on any node, masters included (a 1-master, 0-worker cluster).
+              'tolerations': [{'key': 'node-role.kubernetes.io/control-plane',
+                               'operator': 'Exists', 'effect': 'NoSchedule'}]}
+    return values
+
+
+class Addon(object):
+    """One add-on: ``label`` turns it on (``default``: the guide's value when unset),
+    ``chart`` of ``repo`` at ``version`` (or the ``version_label``'s value) installed as
+    release ``name`` in ``namespace`` with ``values(conf, labels)``; ``image`` (the
+    chart's image, ``values_key`` the path of its repository in the values) is taken
+    from ``container_infra_prefix`` when set."""
+
+    def __init__(self, name, label, default, chart, repo, version, version_label,
+                 namespace, values, image=None, image_key=('image', 'repository')):
+        self.name, self.label, self.default = name, label, default
+        self.chart, self.repo, self.version, self.version_label = chart, repo, version, version_label
+        self.namespace, self.values, self.image, self.image_key = namespace, values, image, image_key
+
+    def enabled(self, labels):
+        value = labels.get(self.label)
+        if value in (None, ''):
+            return self.default
+        return str(value) in TRUE
+
+
+ADDONS = (
+    Addon('metrics-server', label='metrics_server_enabled', default=True,
+          chart='metrics-server', repo='https://kubernetes-sigs.github.io/metrics-server/',
+          version='3.13.0', version_label='metrics_server_chart_tag', namespace='kube-system',
+          values=_metrics_server_values, image='registry.k8s.io/metrics-server/metrics-server'),
+)
+
+
+def by_name(name):
+    for addon in ADDONS:
+        if addon.name == name:
+            return addon
+    raise Invalid("No add-on %s." % name)
+
+
+def chart_version(addon, labels):
+    """The chart version: the version label's (Magnum's tags carry a leading v, chart
+    versions none) or the add-on's default."""
+    value = labels.get(addon.version_label) or addon.version
+    return str(value)[1:] if str(value)[:1] == 'v' else str(value)
+
+
+def upgrade_labels(cluster_labels, target_labels):
+    """The labels the add-ons take in an upgrade: the cluster's, with the target
+    template's chart versions (an upgrade moves the add-ons to them; what is turned on
+    stays the cluster's)."""
+    merged = dict(cluster_labels or {})
+    for addon in ADDONS:
+        if (target_labels or {}).get(addon.version_label):
+            merged[addon.version_label] = target_labels[addon.version_label]
+    return merged
+
+
+def _set(values, path, value):
+    for key in path[:-1]:
+        values = values.setdefault(key, {})
+    values[path[-1]] = value
+
+
+def plan(conf, labels):
+    """The add-ons the cluster runs, in order: each a dict with ``name``, ``chart``,
+    ``version``, ``repo``, ``archive`` (the chart's file name), ``namespace`` and
+    ``values`` (images from ``conf['container_infra_prefix']`` when set)."""
+    labels = labels or {}
+    prefix = conf.get('container_infra_prefix')
+    made = []
+    for addon in ADDONS:
+        if not addon.enabled(labels):
+            continue
+        version = chart_version(addon, labels)
+        values = addon.values(conf, labels)
+        if prefix and addon.image:
+            _set(values, addon.image_key, '%s/%s' % (prefix, addon.image.rpartition('/')[2]))
+        made.append({'name': addon.name, 'chart': addon.chart, 'version': version,
+                     'repo': addon.repo, 'archive': '%s-%s.tgz' % (addon.chart, version),
+                     'namespace': addon.namespace, 'values': values})
+    return made
+
+
+def chart_sources(addons, offline_dir=None, charts_url=None, cache_dir=None):
+    """Where each add-on's chart is on the controller (``charts``: name -> path) and
+    what is to be fetched first (``downloads``: each ``name``, ``dest`` and either
+    ``url``, a mirror's file, or ``repo``/``chart``/``version`` for ``helm pull``).
+
+    ``offline_dir`` (the Kubernetes offline directory, for this version) must hold every
+    chart as ``charts/<chart>-<version>.tgz``: missing ones are an error naming them.
+    Otherwise charts are kept in ``cache_dir/charts`` once fetched, from ``charts_url``
+    (``<url>/<chart>-<version>.tgz``) when given, else from the chart's repository."""
+    charts, downloads, missing = {}, [], []
+    for addon in addons:
+        if offline_dir:
+            path = os.path.join(offline_dir, 'charts', addon['archive'])
+            if not os.path.isfile(path):
+                missing.append(os.path.relpath(path, offline_dir))
+            charts[addon['name']] = path
+            continue
+        if not cache_dir:
+            raise Invalid("Add-on charts need a cache directory on the controller.")
+        dest = os.path.join(cache_dir, 'charts', addon['archive'])
+        charts[addon['name']] = dest
+        if os.path.isfile(dest):
+            continue
+        fetch = {'name': addon['name'], 'dest': dest}
+        if charts_url:
+            fetch['url'] = '%s/%s' % (charts_url.rstrip('/'), addon['archive'])
+        else:
+            fetch.update(repo=addon['repo'], chart=addon['chart'], version=addon['version'])
+        downloads.append(fetch)
+    if missing:
+        raise Invalid("MAGNUM_K8S_ARTIFACTS=%s lacks the add-ons' charts: %s (or turn the "
+                      "add-ons off: %s)." % (offline_dir, ', '.join(missing), ', '.join(
+                          '%s=false' % by_name(a['name']).label for a in addons
+                          if os.path.join('charts', a['archive']) in missing)))
+    return {'charts': charts, 'downloads': downloads}

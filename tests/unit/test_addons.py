@@ -1,0 +1,90 @@
+"""Kubernetes add-ons' pure parts: what the labels turn on (the guide's defaults), chart
+versions, values and image prefix, and where each chart comes from."""
+
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import addons
+from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
+
+
+def plan(**labels):
+    return addons.plan(k8s.settings({'labels': labels}, TEMPLATE), labels)
+
+
+def test_metrics_server_is_on_by_default_as_in_the_guide_and_its_label_turns_it_off():
+    (made,) = plan()
+    assert made['name'] == 'metrics-server' and made['namespace'] == 'kube-system'
+    assert made['chart'] == 'metrics-server' and made['version'] == '3.13.0'
+    assert made['archive'] == 'metrics-server-3.13.0.tgz'
+    assert made['repo'] == 'https://kubernetes-sigs.github.io/metrics-server/'
+    assert '--kubelet-insecure-tls' in made['values']['args']
+    assert 'image' not in made['values']  # the chart's own image when there is no mirror
+    for off in ('false', 'False', '0', 'no'):
+        assert plan(metrics_server_enabled=off) == []
+    assert len(plan(metrics_server_enabled='true')) == 1
+
+
+def test_chart_tags_take_magnums_leading_v_and_the_prefix_names_the_image():
+    (made,) = plan(metrics_server_chart_tag='v3.12.2',
+                   container_infra_prefix='registry.example.com:5000/mirror/')
+    assert made['version'] == '3.12.2' and made['archive'] == 'metrics-server-3.12.2.tgz'
+    assert made['values']['image'] == {
+        'repository': 'registry.example.com:5000/mirror/metrics-server'}
+    assert plan(metrics_server_chart_tag='3.11.0')[0]['version'] == '3.11.0'
+
+
+def test_charts_come_from_the_offline_directory_and_missing_ones_are_named(tmp_path):
+    made = plan()
+    with pytest.raises(Invalid) as err:
+        addons.chart_sources(made, offline_dir=str(tmp_path))
+    assert 'lacks the add-ons\' charts: charts/metrics-server-3.13.0.tgz' in str(err.value)
+    assert 'metrics_server_enabled=false' in str(err.value)
+    (tmp_path / 'charts').mkdir()
+    (tmp_path / 'charts' / 'metrics-server-3.13.0.tgz').write_bytes(b'chart')
+    found = addons.chart_sources(made, offline_dir=str(tmp_path))
+    assert found == {'charts': {'metrics-server': str(
+        tmp_path / 'charts' / 'metrics-server-3.13.0.tgz')}, 'downloads': []}
+
+
+def test_charts_are_fetched_once_from_a_mirror_or_their_repository(tmp_path):
+    made = plan()
+    dest = str(tmp_path / 'charts' / 'metrics-server-3.13.0.tgz')
+    upstream = addons.chart_sources(made, cache_dir=str(tmp_path))
+    assert upstream['downloads'] == [{
+        'name': 'metrics-server', 'dest': dest, 'chart': 'metrics-server', 'version': '3.13.0',
+        'repo': 'https://kubernetes-sigs.github.io/metrics-server/'}]
+    mirror = addons.chart_sources(made, charts_url='http://mirror/charts/',
+                                  cache_dir=str(tmp_path))
+    assert mirror['downloads'] == [{'name': 'metrics-server', 'dest': dest,
+                                    'url': 'http://mirror/charts/metrics-server-3.13.0.tgz'}]
+    (tmp_path / 'charts').mkdir()
+    (tmp_path / 'charts' / 'metrics-server-3.13.0.tgz').write_bytes(b'chart')
+    again = addons.chart_sources(made, cache_dir=str(tmp_path))
+    assert again == {'charts': {'metrics-server': dest}, 'downloads': []}
+    assert addons.chart_sources([], offline_dir=None) == {'charts': {}, 'downloads': []}
+
+
+def test_the_admin_kubeconfig_names_the_credential_by_path():
+    doc = k8s.admin_kubeconfig('https://10.0.0.5:6443', '/tmp/cred')
+    assert doc['clusters'][0]['cluster'] == {
+        'server': 'https://10.0.0.5:6443', 'certificate-authority': '/tmp/cred/ca.crt'}
+    assert doc['users'][0]['user'] == {'client-certificate': '/tmp/cred/admin.crt',
+                                       'client-key': '/tmp/cred/admin.key'}
+    with pytest.raises(Invalid):
+        k8s.admin_kubeconfig('', '/tmp/cred')
+
+
+def test_an_upgrade_takes_the_target_templates_chart_versions_only():
+    cluster = {'metrics_server_enabled': 'true', 'metrics_server_chart_tag': 'v3.12.2',
+               'kube_tag': 'v1.35.0'}
+    target = {'metrics_server_chart_tag': 'v3.13.0', 'metrics_server_enabled': 'false',
+              'kube_tag': 'v1.36.0'}
+    assert addons.upgrade_labels(cluster, target) == dict(
+        cluster, metrics_server_chart_tag='v3.13.0')
+    assert addons.upgrade_labels(cluster, {}) == cluster
+    (made,) = addons.plan(k8s.settings({'labels': cluster}, TEMPLATE),
+                          addons.upgrade_labels(cluster, target))
+    assert made['version'] == '3.13.0'
