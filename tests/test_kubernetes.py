@@ -835,7 +835,6 @@ def assert_flannel_backend(conf, node):
             assert 'dev flannel.1' in route[0], route
 
 
-@needs_artifacts
 def check_addons(conf):
     """The add-ons the labels turn on are installed as the driver planned them (the
     release's Deployment with the planned image and arguments); metrics-server answers
@@ -855,6 +854,7 @@ def check_addons(conf):
                      timeout=300, interval=5)
 
 
+@needs_artifacts
 def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
     """create 1 master + 2 workers -> cluster config -> nodes Ready with the role and node
     group labels -> a Deployment of 3 replicas behind a Service answers across nodes, by

@@ -577,9 +577,11 @@ class Store(object):
             used = conn.execute(sa.select(clusters.c.uuid).where(
                 clusters.c.cluster_template_id == template_uuid).limit(1)).first()
             if used is None:
+                # An upgrade whose cluster is gone (deleted, its job cancelled) uses nothing.
                 used = conn.execute(sa.select(jobs.c.uuid).where(
                     jobs.c.resource_id == template_uuid, jobs.c.operation == 'upgrade',
-                    jobs.c.status.in_(ACTIVE_JOBS)).limit(1)).first()
+                    jobs.c.status.in_(ACTIVE_JOBS),
+                    jobs.c.cluster_id.in_(sa.select(clusters.c.uuid))).limit(1)).first()
             if used is not None:
                 raise Invalid("ClusterTemplate %s is referenced by one or multiple clusters."
                               % template_uuid)
