@@ -13,9 +13,8 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
-
-TRUE = ('true', 'True', 'TRUE', '1', 'yes')
 
 
 def _metrics_server_values(conf, labels):
@@ -33,7 +32,7 @@ class Addon(object):
     """One add-on: ``label`` turns it on (``default``: the guide's value when unset),
     ``chart`` of ``repo`` at ``version`` (or the ``version_label``'s value) installed as
     release ``name`` in ``namespace`` with ``values(conf, labels)``; ``image`` (the
-    chart's image, ``values_key`` the path of its repository in the values) is taken
+    chart's image, ``image_key`` the path of its repository in the values) is taken
     from ``container_infra_prefix`` when set."""
 
     def __init__(self, name, label, default, chart, repo, version, version_label,
@@ -43,10 +42,7 @@ class Addon(object):
         self.namespace, self.values, self.image, self.image_key = namespace, values, image, image_key
 
     def enabled(self, labels):
-        value = labels.get(self.label)
-        if value in (None, ''):
-            return self.default
-        return str(value) in TRUE
+        return labels_mod.to_bool(labels.get(self.label), self.default)
 
 
 ADDONS = (
