@@ -528,6 +528,36 @@ def test_servers_that_never_answer_over_ssh_fail_the_create_naming_them(conn, la
         cleanup(infra, 'nossh')
 
 
+def test_delete_finds_a_server_that_appears_after_its_first_scan(conn, monkeypatch):
+    """A create killed with a server POST in flight: Nova records the server after the
+    delete's first scan. The delete scans again and removes it too (CI saw one left)."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    cluster = {'name': 'late', 'uuid': str(uuidlib.uuid4())}
+    prefix = cloud.stack_name(cluster) + '-'
+    network = conn.network.create_network(name=prefix + 'net')
+    conn.network.create_subnet(name=prefix + 'subnet', network_id=network.id,
+                               cidr='10.77.0.0/24', ip_version=4)
+    scan, scans = cloud.scan, []
+
+    def scan_then_a_server_appears(c, record):
+        found = scan(c, record)
+        if not scans:
+            c.compute.create_server(name=prefix + 'node-9', flavor_id=c.compute.find_flavor(
+                'm1.tiny').id, image_id=c.image.find_image(IMAGE).id,
+                networks=[{'uuid': network.id}])
+        scans.append(sorted(s['name'] for s in found['servers']))
+        return found
+    monkeypatch.setattr(cloud, 'scan', scan_then_a_server_appears)
+    try:
+        deleted = cloud.delete_all(conn, cluster, timeout=300)
+        assert scans[0] == [] and prefix + 'node-9' in scans[1], scans
+        assert [s['name'] for s in deleted['servers']] == [prefix + 'node-9']
+        assert_nothing_left(conn, prefix, set(ip.id for ip in own_fips(conn)))
+    finally:
+        monkeypatch.undo()
+        cloud.delete_all(conn, cluster, timeout=300)
+
+
 def assert_nothing_left(conn, prefix, fips_before):
     left = []
     left += [s.name for s in conn.compute.servers() if s.name.startswith(prefix)]

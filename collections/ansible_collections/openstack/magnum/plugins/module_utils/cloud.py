@@ -16,6 +16,11 @@ __metaclass__ = type
 import re
 import time
 
+try:
+    from openstack import exceptions as sdk_exceptions
+except ImportError:  # the module's own check reports a missing openstacksdk
+    sdk_exceptions = None
+
 from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, local_nodes
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound)
@@ -170,11 +175,40 @@ def _wait_gone(get, ident, timeout, what):
     raise Conflict("Timed out after %ds waiting for %s %s to be deleted." % (timeout, what, ident))
 
 
-def delete_all(conn, cluster, timeout=300):
+def delete_all(conn, cluster, timeout=300, rounds=3):
     """Delete every resource of the cluster in ORDER; a second run finds nothing.
     Refuses (409, naming them) when ports the cluster did not make are on its
-    network. Returns what was deleted, by kind."""
+    network. Returns what was deleted, by kind.
+
+    A create killed while a request was in flight (Nova answers a server POST
+    only after it is recorded, and a loaded nova-api may take seconds) can leave a
+    resource that appears after the first scan: the cluster is scanned again after
+    each round until a scan finds nothing."""
+    deleted = {}
     found = scan(conn, cluster)
+    for round_ in range(rounds):
+        if not any(found.values()):
+            break
+        try:
+            done = _delete_found(conn, cluster, found, timeout)
+        except sdk_exceptions.ConflictException:
+            # A resource that appeared during the round (a late server's port) holds
+            # a subnet or network: the next round finds and deletes it first.
+            if round_ == rounds - 1:
+                raise
+            done = {}
+        for kind, items in done.items():
+            deleted.setdefault(kind, []).extend(items)
+        found = scan(conn, cluster)
+    left = dict((kind, items) for kind, items in found.items() if items)
+    if left:
+        raise Conflict("Resources of the cluster remain after %d rounds of deletion: %s." % (
+            rounds, ', '.join('%s %s' % (kind, i['name'] or i['id'])
+                              for kind, items in sorted(left.items()) for i in items)))
+    return deleted
+
+
+def _delete_found(conn, cluster, found, timeout):
     foreign = foreign_ports(conn, cluster, found)
     if foreign:
         raise Conflict("The cluster's network has resources the cluster did not create; "
