@@ -125,6 +125,12 @@ def test_template_crud_and_links(client):
     (dict(TPL, labels={'prometheus_adapter_enabled': 'true'}), 'monitoring_enabled'),
     (dict(TPL, labels={'cinder_csi_enabled': 'true'}), 'volume_driver=cinder'),
     (dict(TPL, unknown_field=1), 'Unknown attribute'),
+    # An add-on the driver does not deploy is refused, never accepted and ignored.
+    (dict(TPL, labels={'kube_dashboard_enabled': 'true', 'ingress_controller': 'nginx',
+                       'npd_enabled': 'false'}),
+     'does not deploy these add-ons yet: ingress_controller=nginx (an ingress controller), '
+     'kube_dashboard_enabled=true (the Kubernetes dashboard). Unset them'),
+    (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder (Cinder CSI)'),
     (dict(TPL, insecure_registry='my registry:5000'),
      "insecure_registry. Value: 'my registry:5000'. Value should be a registry's host[:port]"),
 ])
@@ -176,6 +182,8 @@ def test_template_in_use_protected(client):
     ({'name': 'c', 'cluster_template_id': 'tpl', 'create_timeout': 0}, 400, 'create_timeout'),
     ({'name': 'c', 'cluster_template_id': 'tpl', 'master_count': 3}, 400, 'master_lb_enabled'),
     ({'name': '-c', 'cluster_template_id': 'tpl'}, 400, 'not valid'),
+    ({'name': 'c', 'cluster_template_id': 'tpl', 'labels': {'auto_healing_enabled': 'true'}},
+     400, 'auto_healing_enabled=true (the auto-healer)'),
 ])
 def test_cluster_bad_input(client, body, status, message):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)

@@ -5,6 +5,7 @@ import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils import addons
 from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
+from ansible_collections.openstack.magnum.plugins.module_utils import labels
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
@@ -88,3 +89,19 @@ def test_an_upgrade_takes_the_target_templates_chart_versions_only():
     (made,) = addons.plan(k8s.settings({'labels': cluster}, TEMPLATE),
                           addons.upgrade_labels(cluster, target))
     assert made['version'] == '3.13.0'
+
+
+def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
+    assert addons.not_deployed({}) == []
+    assert addons.not_deployed({'npd_enabled': 'false', 'ingress_controller': '',
+                                'metrics_server_enabled': 'true'}) == []
+    assert addons.not_deployed({'cloud_provider_enabled': 'True', 'ingress_controller': 'octavia',
+                                'auto_scaling_enabled': '1'}, volume_driver='cinder') == [
+        'cloud_provider_enabled=True (the OpenStack cloud controller manager)',
+        'ingress_controller=octavia (an ingress controller)',
+        'auto_scaling_enabled=1 (the cluster autoscaler)',
+        'volume_driver=cinder (Cinder CSI)']
+    # Every one is a label of the guide's catalogue, and none is an add-on deployed.
+    deployed = set(a.label for a in addons.ADDONS)
+    for label, _ in addons.NOT_DEPLOYED:
+        assert label in labels.CATALOGUE and label not in deployed

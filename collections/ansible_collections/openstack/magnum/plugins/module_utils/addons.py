@@ -53,6 +53,43 @@ ADDONS = (
 )
 
 
+# The user guide's add-on labels this driver does not deploy (yet): turned on, a
+# template or cluster is refused (a 400 saying so), never accepted and ignored. Each
+# label with what it would run; an add-on moves to ADDONS when it is built.
+NOT_DEPLOYED = (
+    ('cloud_provider_enabled', 'the OpenStack cloud controller manager'),
+    ('cinder_csi_enabled', 'Cinder CSI'),
+    ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
+    ('ingress_controller', 'an ingress controller'),
+    ('kube_dashboard_enabled', 'the Kubernetes dashboard'),
+    ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana'),
+    ('npd_enabled', 'the node problem detector'),
+    ('monitoring_enabled', 'the Prometheus monitoring stack'),
+    ('prometheus_monitoring', 'the Prometheus monitoring stack'),
+    ('prometheus_adapter_enabled', 'the Prometheus adapter'),
+    ('cert_manager_api', 'the certificate manager API'),
+    ('auto_scaling_enabled', 'the cluster autoscaler'),
+    ('auto_healing_enabled', 'the auto-healer'),
+    ('heapster_enabled', 'Heapster (retired upstream; metrics_server_enabled serves the '
+                         'metrics API)'),
+    ('tiller_enabled', 'Tiller (Helm 2, retired upstream)'),
+)
+
+
+def not_deployed(labels, volume_driver=None):
+    """What the labels (and template's ``volume_driver``) turn on that this driver does
+    not deploy, as ``label=value (what)`` strings; empty when nothing."""
+    found = []
+    for label, what in NOT_DEPLOYED:
+        value = (labels or {}).get(label)
+        on = bool(value) if label == 'ingress_controller' else labels_mod.to_bool(value)
+        if on:
+            found.append('%s=%s (%s)' % (label, value, what))
+    if volume_driver == 'cinder':
+        found.append('volume_driver=cinder (Cinder CSI)')
+    return found
+
+
 def by_name(name):
     for addon in ADDONS:
         if addon.name == name:

@@ -18,6 +18,7 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.openstack.magnum.plugins.module_utils import addons
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     ClusterTypeNotSupported, Invalid)
 
@@ -110,9 +111,20 @@ def _swarm_mode_refuses(template, labels):
     return None
 
 
+def _kubeadm_refuses(template, labels):
+    """The add-ons the user guide's labels name that this driver does not deploy yet
+    (addons.NOT_DEPLOYED): refused together, never silently ignored."""
+    found = addons.not_deployed(labels, template.get('volume_driver'))
+    if found:
+        return ("The Kubernetes driver does not deploy these add-ons yet: %s. Unset them (or "
+                "set them false) - README, \"Kubernetes add-ons\", lists what it deploys"
+                % ', '.join(found))
+    return None
+
+
 REGISTRY = (
     Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
-           picks_nodes_to_remove=True, rebuilds_nodes=True),
+           picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=_kubeadm_refuses),
     Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
            refuse=_swarm_mode_refuses),
     Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),
