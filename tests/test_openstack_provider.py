@@ -558,6 +558,63 @@ def test_delete_finds_a_server_that_appears_after_its_first_scan(conn, monkeypat
         cloud.delete_all(conn, cluster, timeout=300)
 
 
+def test_delete_removes_what_kubernetes_made_for_the_cluster_first(conn):
+    """A LoadBalancer Service's Octavia load balancer and floating IP, and a
+    PersistentVolume's Cinder volume, named as the cloud controller manager and Cinder CSI
+    name them after the cluster: the cluster's delete removes them (and their VIP ports do
+    not make it refuse "resources the cluster did not create"); another cluster's stay."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    cluster = {'name': 'svc', 'uuid': str(uuidlib.uuid4())}
+    other = str(uuidlib.uuid4())
+    prefix = cloud.stack_name(cluster) + '-'
+    network = conn.network.create_network(name=prefix + 'net')
+    subnet = conn.network.create_subnet(name=prefix + 'subnet', network_id=network.id,
+                                        cidr='10.78.0.0/24', ip_version=4)
+    public = conn.network.find_network('public')
+    made = []
+    try:
+        lb = conn.load_balancer.create_load_balancer(
+            name=cloud.K8S_LB_PREFIX % cluster['uuid'] + 'default_web',
+            vip_subnet_id=subnet.id)
+        theirs = conn.load_balancer.create_load_balancer(
+            name=cloud.K8S_LB_PREFIX % other + 'default_web', vip_subnet_id=subnet.id)
+        made.append(('lb', theirs.id))
+        fip = conn.network.create_ip(floating_network_id=public.id, description=(
+            cloud.K8S_FIP_DESCRIPTION[0] + 'default/web' +
+            cloud.K8S_FIP_DESCRIPTION[1] % cluster['uuid']))
+        volume = conn.block_storage.create_volume(
+            size=1, name='pvc-' + uuidlib.uuid4().hex,
+            metadata={cloud.K8S_VOLUME_OWNER: cluster['uuid']})
+        kept = conn.block_storage.create_volume(
+            size=1, name='pvc-' + uuidlib.uuid4().hex, metadata={cloud.K8S_VOLUME_OWNER: other})
+        made.append(('volume', kept.id))
+        for balancer in (lb, theirs):
+            conn.load_balancer.wait_for_load_balancer(balancer.id, wait=300)
+        # Only this cluster's are the cluster's.
+        found = cloud.scan(conn, cluster)
+        assert [b['id'] for b in found['load_balancers']] == [lb.id]
+        assert [v['id'] for v in found['volumes']] == [volume.id]
+        assert fip.id in [ip['id'] for ip in found['floating_ips']]
+        cloud.delete_all(conn, cluster, timeout=300)
+        assert conn.load_balancer.find_load_balancer(lb.id, ignore_missing=True) is None
+        assert conn.load_balancer.find_load_balancer(theirs.id, ignore_missing=True)
+        assert conn.network.find_ip(fip.id, ignore_missing=True) is None
+        assert conn.block_storage.find_volume(volume.id, ignore_missing=True) is None
+        assert conn.block_storage.find_volume(kept.id, ignore_missing=True) is not None
+        assert cloud.scan(conn, cluster) == dict((kind, []) for kind in cloud.ORDER)
+    finally:
+        for kind, ident in made:
+            if kind == 'lb':
+                conn.load_balancer.delete_load_balancer(ident, cascade=True,
+                                                        ignore_missing=True)
+            else:
+                conn.block_storage.delete_volume(ident, ignore_missing=True)
+        try:
+            cloud.delete_all(conn, cluster, timeout=300)
+        except Exception:
+            pass
+
+
 def assert_nothing_left(conn, prefix, fips_before):
     left = []
     left += [s.name for s in conn.compute.servers() if s.name.startswith(prefix)]

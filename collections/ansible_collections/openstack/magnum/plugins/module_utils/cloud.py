@@ -103,13 +103,39 @@ def _brief(item, **extra):
     return data
 
 
+# What Kubernetes itself makes on the cloud for a cluster, named after the cluster's uuid
+# (the cloud controller manager's --cluster-name and Cinder CSI's --cluster, as Magnum
+# sets them): a LoadBalancer Service's Octavia load balancer
+# (kube_service_<cluster>_<namespace>_<service>) and its floating IP, and a
+# PersistentVolume's Cinder volume. Left behind, they hold the cluster's network (its
+# delete refused "resources the cluster did not create") and cost their owner: the
+# cluster's delete removes them first.
+K8S_LB_PREFIX = 'kube_service_%s_'
+K8S_FIP_DESCRIPTION = ('Floating IP for Kubernetes external service ', ' from cluster %s')
+K8S_VOLUME_OWNER = 'cinder.csi.openstack.org/cluster'
+
+
+def _made_by_kubernetes(item, kind, cluster_uuid):
+    if kind == 'load_balancers':
+        return (item.name or '').startswith(K8S_LB_PREFIX % cluster_uuid)
+    if kind == 'floating_ips':
+        text = item.description or ''
+        return text.startswith(K8S_FIP_DESCRIPTION[0]) and \
+            text.endswith(K8S_FIP_DESCRIPTION[1] % cluster_uuid)
+    return (getattr(item, 'metadata', None) or {}).get(K8S_VOLUME_OWNER) == cluster_uuid
+
+
 def scan(conn, cluster):
-    """Every resource of the cluster, by kind: {kind: [{'id', 'name', ...}]}."""
+    """Every resource of the cluster, by kind: {kind: [{'id', 'name', ...}]}; those
+    Kubernetes made for it (K8S_*) among its load balancers, floating IPs and volumes."""
     prefix = stack_name(cluster) + '-'
+    uuid = cluster['uuid']
     found = dict((kind, []) for kind in ORDER)
     balancers = []
     if conn.has_service('load-balancer'):
-        balancers = _mine(conn.load_balancer.load_balancers(), prefix)
+        balancers = [lb for lb in conn.load_balancer.load_balancers()
+                     if (lb.name or '').startswith(prefix)
+                     or _made_by_kubernetes(lb, 'load_balancers', uuid)]
         found['load_balancers'] = [_brief(lb) for lb in balancers]
     found['servers'] = [_brief(s) for s in _mine(conn.compute.servers(), prefix)]
     if conn.has_service('baremetal'):
@@ -118,7 +144,9 @@ def scan(conn, cluster):
              'provision_state': n.provision_state}
             for n in baremetal.claimed(conn, cluster['uuid'])]
     if conn.has_service('block-storage'):
-        found['volumes'] = [_brief(v) for v in _mine(conn.block_storage.volumes(), prefix)]
+        found['volumes'] = [_brief(v) for v in conn.block_storage.volumes()
+                            if (v.name or '').startswith(prefix)
+                            or _made_by_kubernetes(v, 'volumes', uuid)]
     networks = _mine(conn.network.networks(), prefix)
     found['networks'] = [_brief(n) for n in networks]
     subnets = _mine(conn.network.subnets(), prefix)
@@ -142,7 +170,8 @@ def scan(conn, cluster):
     found['floating_ips'] = [
         {'id': ip.id, 'name': ip.floating_ip_address, 'port_id': ip.port_id}
         for ip in conn.network.ips()
-        if ip.port_id in attached or (ip.description or '') == fip_description(cluster)]
+        if ip.port_id in attached or (ip.description or '') == fip_description(cluster)
+        or _made_by_kubernetes(ip, 'floating_ips', uuid)]
     found['security_groups'] = [_brief(g) for g in _mine(conn.network.security_groups(), prefix)]
     found['server_groups'] = [_brief(g) for g in _mine(conn.compute.server_groups(), prefix)]
     return found
@@ -159,11 +188,18 @@ def foreign_ports(conn, cluster, found):
     for network in found['networks']:
         for port in conn.network.ports(network_id=network['id']):
             if port.id in ours or (port.device_owner or '').startswith('network:dhcp') \
-                    or port.device_id in lb_devices:
+                    or port.device_id in lb_devices or _amphora_port(port, lb_devices):
                 continue
             foreign.append('%s (%s, %s)' % (port.name or port.id, port.device_owner or 'no owner',
                                             port.device_id or 'unattached'))
     return foreign
+
+
+def _amphora_port(port, lb_devices):
+    """An Octavia amphora's port on the network of one of the cluster's load balancers
+    (``octavia-lb-vrrp-<amphora>``, owner Octavia): it goes with the load balancer."""
+    return bool(lb_devices) and port.device_owner == 'Octavia' and \
+        (port.name or '').startswith('octavia-lb-')
 
 
 def _wait_gone(get, ident, timeout, what):
