@@ -17,6 +17,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 
 from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config
 
@@ -36,6 +37,9 @@ TUN = 'c /dev/net/tun 0666 - - - 10:200\n'
 CNI_SOURCE, CNI_DIR = '/usr/lib/cni', '/opt/cni/bin'
 NODE_RESOLV = ('/run/systemd/resolve/resolv.conf', '/etc/resolv.conf')
 KUBEADM_DIRS = ('/etc/kubernetes', '/etc/kubernetes/manifests')
+# Image archives imported into containerd at once (the control plane's are the slowest
+# node's: one at a time left a core idle while each archive was read).
+IMPORTS_AT_ONCE = 3
 MANAGED = '# openstack.magnum: do not edit, the kubernetes role rewrites it\n'
 
 
@@ -322,10 +326,33 @@ class NodeSetup(object):
         todo = archives_to_import(images, out.split())
         for archive in todo:
             self.changed('imported ' + os.path.basename(archive))
-            if not self.check_mode:
-                self.command(['ctr', '--namespace', 'k8s.io', 'images', 'import', archive],
-                             'Importing ' + archive + ' into containerd')
+        if not self.check_mode:
+            self.each([(['ctr', '--namespace', 'k8s.io', 'images', 'import', archive],
+                        'Importing ' + archive + ' into containerd') for archive in todo])
         return todo
+
+    def each(self, commands, at_once=IMPORTS_AT_ONCE):
+        """Run ``commands`` ((argv, what) pairs), ``at_once`` at a time; raise the first
+        failure (in order) once all have ended."""
+        pending, errors, lock = list(enumerate(commands)), {}, threading.Lock()
+
+        def work():
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    index, (argv, what) = pending.pop(0)
+                try:
+                    self.command(argv, what)
+                except StepFailed as exc:
+                    errors[index] = exc
+        threads = [threading.Thread(target=work) for _ in range(min(at_once, len(commands)))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[min(errors)]
 
     def all(self, params):
         conf = params['conf']
