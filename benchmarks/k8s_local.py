@@ -33,7 +33,7 @@ from swarm_local import Api, add_one, create, delete_all, report
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / 'collections'))
 from ansible_collections.openstack.magnum.plugins.module_utils import (  # noqa: E402
-    k8s_config, labels)
+    k8s_config, k8s_node, labels)
 
 ROLE = TOP / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
 TEMPLATE = {'name': 'bench', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -72,13 +72,11 @@ def plain_files(work, master_address):
     # kubelet's resolv.conf names this machine's servers instead.
     (work / 'resolv.conf').write_text(k8s_config.resolv_conf(
         conf, 'nameserver 127.0.0.11\n', Path('/etc/resolv.conf').read_text()))
+    (work / 'kubelet.service').write_text(k8s_node.kubelet_unit('/usr/local/bin'))
+    (work / '10-kubeadm.conf').write_text(k8s_node.kubeadm_dropin('/usr/local/bin'))
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates')))
-    values = {'ansible_managed': 'benchmarks/k8s_local.py', 'kubernetes_bin_dir': '/usr/local/bin',
-              'kubernetes_conf': conf}
-    for name, source in (('kubelet.service', 'kubelet.service.j2'),
-                         ('10-kubeadm.conf', '10-kubeadm.conf.j2'),
-                         ('flannel.yml', 'flannel.yml.j2')):
-        (work / name).write_text(env.get_template(source).render(**values))
+    (work / 'flannel.yml').write_text(env.get_template('flannel.yml.j2').render(
+        ansible_managed='benchmarks/k8s_local.py', kubernetes_conf=conf))
     return conf
 
 

@@ -3,14 +3,16 @@ containers with fixed addresses on a private network, SSH with the cluster key,
 grow, shrink with nodes_to_remove, and a delete that leaves nothing."""
 
 import ipaddress
+import os
 import shutil
 import socket
 import subprocess
+from pathlib import Path
 
 import pytest
 import requests
 
-from conftest import ApiServer, wait_for
+from conftest import BIN, REPO, ApiServer, wait_for
 
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -341,3 +343,38 @@ def test_an_upgrade_to_a_new_image_rebuilds_local_nodes_one_at_a_time(project, t
         server.stop()
         if uuid:
             remove_leftovers(uuid)
+
+
+HOST_LIMITS = """
+- hosts: localhost
+  gather_facts: false
+  tasks:
+    - name: The host limits step of a node start
+      ansible.builtin.include_role:
+        name: openstack.magnum.infra_docker
+        tasks_from: host_limits.yml
+      vars:
+        infra_docker_host_sysctls: {fs.inotify.max_user_watches: "{{ floor }}"}
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason='raising a host sysctl needs root')
+def test_nodes_start_with_the_hosts_inotify_limits_raised(tmp_path):
+    """The eighth Kubernetes node's kubelet failed "inotify_init: too many open files"
+    (the host's 128 instances per user): the step before nodes start raises the host's
+    limits where lower, once. (Here: watches, by one, harmless to other tests' nodes.)"""
+    key = Path('/proc/sys/fs/inotify/max_user_watches')
+    floor = int(key.read_text()) + 1
+    play = tmp_path / 'limits.yml'
+    play.write_text(HOST_LIMITS)
+
+    def step():
+        return subprocess.run([str(BIN / 'ansible-playbook'), str(play), '-e',
+                               'floor=%d' % floor], cwd=str(REPO), capture_output=True,
+                              text=True, timeout=300)
+    run = step()
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert int(key.read_text()) == floor
+    assert 'changed=1' in run.stdout
+    again = step()
+    assert again.returncode == 0 and 'changed=0' in again.stdout, again.stdout[-2000:]

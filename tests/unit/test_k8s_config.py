@@ -8,6 +8,7 @@ import tarfile
 import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s, registries
+from ansible_collections.openstack.magnum.plugins.module_utils import k8s_node
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
@@ -576,18 +577,23 @@ def test_a_node_imports_the_archives_pushed_now_and_those_whose_images_it_lacks(
     wanted = [entry('m', '/a/kubelet', '/a/x.tar', '/a/y.tar', '/a/z.tar'),
               entry('w', '/a/kubelet', '/a/x.tar', '/a/y.tar', '/a/z.tar')]
     pushed = [entry('m', '/a/kubelet', '/a/y.tar'), entry('w', '/a/kubelet')]
-    listings = [{'item': 'm', 'stdout': 'registry.k8s.io/x:1\n'},
-                {'item': 'w', 'stdout': 'registry.k8s.io/x:1\nregistry.k8s.io/y:1\n'}]
-    assert k8s.images_to_import(wanted, pushed, listings, names) == [
-        {'node': 'm', 'archives': ['/i/y.tar']}]
+    plan = k8s.node_images(wanted, pushed, names)
+    assert plan['m'] == [
+        {'archive': '/i/x.tar', 'names': ['registry.k8s.io/x:1'], 'fresh': False},
+        {'archive': '/i/y.tar', 'names': ['registry.k8s.io/y:1'], 'fresh': True},
+        {'archive': '/i/z.tar', 'names': [], 'fresh': False}]
+    assert [i['fresh'] for i in plan['w']] == [False, False, False]
+    # What the node imports, given what its containerd has.
+    assert k8s_node.archives_to_import(plan['m'], ['registry.k8s.io/x:1']) == ['/i/y.tar']
+    assert k8s_node.archives_to_import(
+        plan['w'], ['registry.k8s.io/x:1', 'registry.k8s.io/y:1']) == []
     # Pushed before, never imported: containerd lacks x.
-    listings[0]['stdout'] = ''
-    assert k8s.images_to_import(wanted, pushed, listings, names) == [
-        {'node': 'm', 'archives': ['/i/x.tar', '/i/y.tar']}]
+    assert k8s_node.archives_to_import(plan['m'], []) == ['/i/x.tar', '/i/y.tar']
     # An archive of unknown names is imported when pushed, only then.
-    assert k8s.images_to_import(wanted[1:], [entry('w', '/a/z.tar')], listings[1:], names) == [
-        {'node': 'w', 'archives': ['/i/z.tar']}]
-    assert k8s.images_to_import([], [], [], {}) == []
+    plan = k8s.node_images(wanted[1:], [entry('w', '/a/z.tar')], names)
+    assert k8s_node.archives_to_import(plan['w'], ['registry.k8s.io/x:1',
+                                                   'registry.k8s.io/y:1']) == ['/i/z.tar']
+    assert k8s.node_images([], [], {}) == {}
 
 
 def test_image_names_as_containerd_has_them():

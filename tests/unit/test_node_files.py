@@ -68,6 +68,20 @@ def test_the_push_reaches_the_node_as_ansible_does_and_renames_at_the_end():
                             '/i/x.tar.magnum-part /i/x.tar')
 
 
+def test_a_container_node_of_this_engine_is_pushed_to_with_docker_cp():
+    host = {'ansible_host': '10.0.0.5', 'ansible_user': 'root',
+            'magnum_node_container': 'k-abc-master-0'}
+    steps = steps_of(node_files.push_command(host, WANTED[0]['files']))
+    quiet = ['>/dev/null']
+    assert steps[0] == ['docker', 'exec', 'k-abc-master-0', 'mkdir', '-p', '/b', '/i'] + quiet
+    assert steps[1] == ['docker', 'cp', '/a/kubelet', 'k-abc-master-0:/b/kubelet.magnum-part'] \
+        + quiet
+    assert steps[2][-3:] == ['/a/x.tar', 'k-abc-master-0:/i/x.tar.magnum-part'] + quiet
+    assert steps[3] == ['docker', 'exec', 'k-abc-master-0', 'sh', '-c', (
+        'chmod 0755 /b/kubelet.magnum-part && mv -f /b/kubelet.magnum-part /b/kubelet && '
+        'chmod 0644 /i/x.tar.magnum-part && mv -f /i/x.tar.magnum-part /i/x.tar')] + quiet
+
+
 def test_an_ipv6_node_is_bracketed_for_scp_only():
     steps = steps_of(node_files.push_command({'ansible_host': 'fd00::5'}, WANTED[1]['files']))
     assert steps[1][-1] == '[fd00::5]:/b/kubelet.magnum-part'

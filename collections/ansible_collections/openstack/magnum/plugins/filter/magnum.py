@@ -136,7 +136,7 @@ class FilterModule(object):
                 'registry_host': _wrap('registry_host', registry_host),
                 'node_files_to_push': _wrap('node_files_to_push', node_files.files_to_push),
                 'node_push_command': _wrap('node_push_command', node_files.push_command),
-                'k8s_images_to_import': _wrap('k8s_images_to_import', k8s_config.images_to_import),
+                'k8s_node_images': _wrap('k8s_node_images', k8s_config.node_images),
                 'k8s_health': _wrap('k8s_health', k8s_config.health),
                 'k8s_pause_tag': _wrap('k8s_pause_tag', k8s_config.pause_tag),
                 'k8s_containerd_source': _wrap('k8s_containerd_source',

@@ -792,24 +792,18 @@ def containerd_tarball_on_node(containerd, containerd_dir):
     return '%s/%s' % (containerd_dir.rstrip('/'), os.path.basename(containerd['tarball']))
 
 
-def images_to_import(wanted, pushed, listings, names):
-    """Which image archives each node imports into containerd: those pushed to it now,
-    and those holding an image its containerd lacks (a run that pushed them, then stopped
-    before importing). ``wanted`` / ``pushed``: ``[{'node', 'files': [{'src', 'dest'}]}]``
-    (``node_files``, and what ``files_to_push`` found different); ``listings``: each node's
-    image list (``item`` node, ``stdout`` ``ctr images ls -q``); ``names``: archive ->
-    image names (the files that are not archives are not in it). Returns
-    ``[{'node': ..., 'archives': [dest, ...]}]`` for the nodes with something to import."""
-    have = dict((r['item'], set((r.get('stdout') or '').split())) for r in listings)
+def node_images(wanted, pushed, names):
+    """Each node's image archives, as module k8s_node_setup takes them: ``wanted`` /
+    ``pushed``: ``[{'node', 'files': [{'src', 'dest'}]}]`` (``node_files``, and what
+    ``files_to_push`` found different); ``names``: archive -> image names (the files that
+    are not archives are not in it). Returns ``{node: [{'archive': dest, 'names': [...],
+    'fresh': pushed now}]}`` (the node imports the fresh ones and those holding an image
+    its containerd lacks: k8s_node.archives_to_import)."""
     fresh = set((entry['node'], f['src']) for entry in pushed for f in entry['files'])
-    plan = []
-    for entry in wanted:
-        node = entry['node']
-        archives = [f['dest'] for f in entry['files'] if f['src'] in names and (
-            (node, f['src']) in fresh or not set(names[f['src']]) <= have.get(node, set()))]
-        if archives:
-            plan.append({'node': node, 'archives': archives})
-    return plan
+    return dict((entry['node'], [
+        {'archive': f['dest'], 'names': list(names[f['src']]),
+         'fresh': (entry['node'], f['src']) in fresh}
+        for f in entry['files'] if f['src'] in names]) for entry in wanted)
 
 
 def nodes_to_remove(nodes, count, named=None, pods=None):

@@ -4,7 +4,8 @@
 """Large files the controller gives a cluster's nodes (binaries, image archives): which
 ones a node lacks or has in another version (by SHA-1, as Ansible's copy compares them),
 and the command that pushes them to one node with OpenSSH's scp, reaching it as Ansible
-does (its inventory's address, port, user, key and SSH arguments).
+does (its inventory's address, port, user, key and SSH arguments), or with ``docker cp``
+where the node is a container of this host's engine.
 
 Ansible's copy goes one file after the other on one node after the other; these commands
 run as one asynchronous job per node, every node at once."""
@@ -72,11 +73,14 @@ def push_command(host_vars, files):
     ansible_ssh_extra_args, ansible_scp_extra_args): the destinations' directories made,
     each file copied beside its destination, then all given their mode and renamed over
     the old ones together."""
+    if not files:
+        raise Invalid('push_command: no files to push to %s.' % (
+            host_vars.get('ansible_host') or host_vars.get('inventory_hostname')))
+    if host_vars.get('magnum_node_container'):
+        return _container_push(str(host_vars['magnum_node_container']), files)
     host = str(host_vars.get('ansible_host') or host_vars.get('inventory_hostname') or '')
     if not host:
         raise Invalid('push_command: the node has no address (ansible_host).')
-    if not files:
-        raise Invalid('push_command: no files to push to %s.' % host)
     user = host_vars.get('ansible_user')
     port = str(host_vars.get('ansible_port') or 22)
     target = ('%s@' % user if user else '') + host
@@ -86,9 +90,30 @@ def push_command(host_vars, files):
         str(host_vars.get('ansible_ssh_extra_args') or ''))
     scp = ['scp', '-q'] + common + ['-P', port] + shlex.split(
         str(host_vars.get('ansible_scp_extra_args') or ''))
-    steps = []
-    moves = []
-    dirs = []
+    dirs, moves = _layout(files)
+    steps = [ssh + [target, 'mkdir -p ' + ' '.join(shlex.quote(d) for d in dirs)]]
+    steps += [scp + [str(f['src']), '%s:%s' % (scp_target, str(f['dest']) + PART_SUFFIX)]
+              for f in files]
+    steps.append(ssh + [target, moves])
+    return _script(steps)
+
+
+def _container_push(container, files):
+    """The same for a node that is a container of this host's Docker engine (the local
+    provider's, inventory variable ``magnum_node_container``): ``docker cp``, no SSH
+    encryption (a third of a Kubernetes create's push time on two cores)."""
+    dirs, moves = _layout(files)
+    steps = [['docker', 'exec', container, 'mkdir', '-p'] + dirs]
+    steps += [['docker', 'cp', str(f['src']), '%s:%s' % (container, str(f['dest']) + PART_SUFFIX)]
+              for f in files]
+    steps.append(['docker', 'exec', container, 'sh', '-c', moves])
+    return _script(steps, quiet=True)
+
+
+def _layout(files):
+    """The destinations' directories, and the shell command that gives the copies their
+    mode and renames them over the old files, all together."""
+    dirs, moves = [], []
     for f in files:
         dest = str(f['dest'])
         if not posixpath.isabs(dest):
@@ -96,11 +121,15 @@ def push_command(host_vars, files):
         if posixpath.dirname(dest) not in dirs:
             dirs.append(posixpath.dirname(dest))
         part = dest + PART_SUFFIX
-        steps.append(scp + [str(f['src']), '%s:%s' % (scp_target, part)])
         moves.append('chmod %s %s && mv -f %s %s' % (
             shlex.quote(str(f.get('mode') or '0644')), shlex.quote(part), shlex.quote(part),
             shlex.quote(dest)))
-    steps.insert(0, ssh + [target, 'mkdir -p ' + ' '.join(shlex.quote(d) for d in dirs)])
-    steps.append(ssh + [target, ' && '.join(moves)])
-    script = ' && '.join(' '.join(shlex.quote(arg) for arg in step) for step in steps)
-    return ['/bin/sh', '-c', script]
+    return dirs, ' && '.join(moves)
+
+
+def _script(steps, quiet=False):
+    """One /bin/sh command running ``steps`` in order, stopping at the first failure
+    (``quiet``: each step's standard output discarded)."""
+    tail = ' >/dev/null' if quiet else ''
+    return ['/bin/sh', '-c', ' && '.join(
+        ' '.join(shlex.quote(arg) for arg in step) + tail for step in steps)]
