@@ -346,7 +346,7 @@ class NodeSetup(object):
                     self.command(argv, what)
                 except StepFailed as exc:
                     errors[index] = exc
-        threads = [threading.Thread(target=work) for _ in range(min(at_once, len(commands)))]
+        threads = [threading.Thread(target=work) for dummy in range(min(at_once, len(commands)))]
         for thread in threads:
             thread.start()
         for thread in threads:

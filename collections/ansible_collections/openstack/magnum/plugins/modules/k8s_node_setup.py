@@ -129,7 +129,7 @@ def main():
     params = module.params
     if params['containerd'].get('mode') == 'tarball' and not params['containerd_tarball']:
         module.fail_json(msg='containerd_tarball is required with containerd mode tarball')
-    setup = k8s_node.NodeSetup(lambda argv: module.run_command(argv), module.check_mode)
+    setup = k8s_node.NodeSetup(module.run_command, module.check_mode)
     try:
         imported = setup.all(params)
     except (k8s_node.StepFailed, MagnumError, IOError, OSError) as exc:
