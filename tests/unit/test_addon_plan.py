@@ -15,30 +15,54 @@ def plan(**labels):
     return addons.plan(k8s.settings({'labels': labels}, TEMPLATE), labels)
 
 
+def one(name, **labels):
+    (made,) = [a for a in plan(**labels) if a['name'] == name]
+    return made
+
+
+def names(**labels):
+    return [a['name'] for a in plan(**labels)]
+
+
 def test_metrics_server_is_on_by_default_as_in_the_guide_and_its_label_turns_it_off():
-    (made,) = plan()
-    assert made['name'] == 'metrics-server' and made['namespace'] == 'kube-system'
+    assert names() == ['metrics-server', 'node-problem-detector']
+    made = one('metrics-server')
+    assert made['namespace'] == 'kube-system'
     assert made['chart'] == 'metrics-server' and made['version'] == '3.13.0'
     assert made['archive'] == 'metrics-server-3.13.0.tgz'
     assert made['repo'] == 'https://kubernetes-sigs.github.io/metrics-server/'
     assert '--kubelet-insecure-tls' in made['values']['args']
     assert 'image' not in made['values']  # the chart's own image when there is no mirror
     for off in ('false', 'False', '0', 'no'):
-        assert plan(metrics_server_enabled=off) == []
-    assert len(plan(metrics_server_enabled='true')) == 1
+        assert names(metrics_server_enabled=off) == ['node-problem-detector']
+    assert names(metrics_server_enabled='true', npd_enabled='false') == ['metrics-server']
 
 
 def test_chart_tags_take_magnums_leading_v_and_the_prefix_names_the_image():
-    (made,) = plan(metrics_server_chart_tag='v3.12.2',
-                   container_infra_prefix='registry.example.com:5000/mirror/')
+    made = one('metrics-server', metrics_server_chart_tag='v3.12.2',
+               container_infra_prefix='registry.example.com:5000/mirror/')
     assert made['version'] == '3.12.2' and made['archive'] == 'metrics-server-3.12.2.tgz'
     assert made['values']['image'] == {
         'repository': 'registry.example.com:5000/mirror/metrics-server'}
-    assert plan(metrics_server_chart_tag='3.11.0')[0]['version'] == '3.11.0'
+    assert one('metrics-server', metrics_server_chart_tag='3.11.0')['version'] == '3.11.0'
+
+
+def test_the_node_problem_detector_is_on_by_default_as_in_the_guide():
+    made = one('node-problem-detector')
+    assert (made['chart'], made['version'], made['namespace']) == (
+        'node-problem-detector', '2.4.1', 'kube-system')
+    assert made['repo'].startswith('https://raw.githubusercontent.com/deliveryhero/')
+    assert made['values'] == {}  # the chart's image, tolerations and privileges
+    tagged = one('node-problem-detector', node_problem_detector_tag='v1.34.0',
+                 container_infra_prefix='registry.example.com:5000/mirror')
+    assert tagged['values'] == {'image': {
+        'repository': 'registry.example.com:5000/mirror/node-problem-detector',
+        'tag': 'v1.34.0'}}
+    assert names(npd_enabled='false') == ['metrics-server']
 
 
 def test_charts_come_from_the_offline_directory_and_missing_ones_are_named(tmp_path):
-    made = plan()
+    made = plan(npd_enabled='false')
     with pytest.raises(Invalid) as err:
         addons.chart_sources(made, offline_dir=str(tmp_path))
     assert 'lacks the add-ons\' charts: charts/metrics-server-3.13.0.tgz' in str(err.value)
@@ -51,7 +75,7 @@ def test_charts_come_from_the_offline_directory_and_missing_ones_are_named(tmp_p
 
 
 def test_charts_are_fetched_once_from_a_mirror_or_their_repository(tmp_path):
-    made = plan()
+    made = plan(npd_enabled='false')
     dest = str(tmp_path / 'charts' / 'metrics-server-3.13.0.tgz')
     upstream = addons.chart_sources(made, cache_dir=str(tmp_path))
     assert upstream['downloads'] == [{
@@ -78,17 +102,20 @@ def test_the_admin_kubeconfig_names_the_credential_by_path():
         k8s.admin_kubeconfig('', '/tmp/cred')
 
 
-def test_an_upgrade_takes_the_target_templates_chart_versions_only():
+def test_an_upgrade_takes_the_target_templates_chart_versions_and_image_tags_only():
     cluster = {'metrics_server_enabled': 'true', 'metrics_server_chart_tag': 'v3.12.2',
-               'kube_tag': 'v1.35.0'}
+               'kube_tag': 'v1.35.0', 'node_problem_detector_tag': 'v1.34.0'}
     target = {'metrics_server_chart_tag': 'v3.13.0', 'metrics_server_enabled': 'false',
-              'kube_tag': 'v1.36.0'}
+              'kube_tag': 'v1.36.0', 'npd_enabled': 'false',
+              'node_problem_detector_tag': 'v1.35.1'}
     assert addons.upgrade_labels(cluster, target) == dict(
-        cluster, metrics_server_chart_tag='v3.13.0')
+        cluster, metrics_server_chart_tag='v3.13.0', node_problem_detector_tag='v1.35.1')
     assert addons.upgrade_labels(cluster, {}) == cluster
-    (made,) = addons.plan(k8s.settings({'labels': cluster}, TEMPLATE),
-                          addons.upgrade_labels(cluster, target))
-    assert made['version'] == '3.13.0'
+    made = addons.plan(k8s.settings({'labels': cluster}, TEMPLATE),
+                       addons.upgrade_labels(cluster, target))
+    assert [(a['name'], a['version']) for a in made] == [
+        ('metrics-server', '3.13.0'), ('node-problem-detector', '2.4.1')]
+    assert made[1]['values']['image']['tag'] == 'v1.35.1'
 
 
 def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():

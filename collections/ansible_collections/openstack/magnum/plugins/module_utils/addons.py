@@ -28,18 +28,29 @@ def _metrics_server_values(conf, labels):
     return values
 
 
+def _node_problem_detector_values(conf, labels):
+    """The chart's own defaults (a privileged DaemonSet on every node, masters included,
+    reading the kernel log): nothing to add but the image (Addon.image, tag_label)."""
+    return {}
+
+
 class Addon(object):
     """One add-on: ``label`` turns it on (``default``: the guide's value when unset),
     ``chart`` of ``repo`` at ``version`` (or the ``version_label``'s value) installed as
     release ``name`` in ``namespace`` with ``values(conf, labels)``; ``image`` (the
     chart's image, ``image_key`` the path of its repository in the values) is taken
-    from ``container_infra_prefix`` when set."""
+    from ``container_infra_prefix`` when set, and its tag from the ``tag_label``'s value
+    (``tag_key`` its path in the values) when set."""
 
     def __init__(self, name, label, default, chart, repo, version, version_label,
-                 namespace, values, image=None, image_key=('image', 'repository')):
+                 namespace, values, image=None, image_key=('image', 'repository'),
+                 tag_label=None, tag_key=('image', 'tag')):
         self.name, self.label, self.default = name, label, default
-        self.chart, self.repo, self.version, self.version_label = chart, repo, version, version_label
-        self.namespace, self.values, self.image, self.image_key = namespace, values, image, image_key
+        self.chart, self.repo, self.version = chart, repo, version
+        self.version_label = version_label
+        self.namespace, self.values = namespace, values
+        self.image, self.image_key = image, image_key
+        self.tag_label, self.tag_key = tag_label, tag_key
 
     def enabled(self, labels):
         return labels_mod.to_bool(labels.get(self.label), self.default)
@@ -50,6 +61,13 @@ ADDONS = (
           chart='metrics-server', repo='https://kubernetes-sigs.github.io/metrics-server/',
           version='3.13.0', version_label='metrics_server_chart_tag', namespace='kube-system',
           values=_metrics_server_values, image='registry.k8s.io/metrics-server/metrics-server'),
+    Addon('node-problem-detector', label='npd_enabled', default=True,
+          chart='node-problem-detector',
+          repo='https://raw.githubusercontent.com/deliveryhero/helm-charts/refs/heads/master/',
+          version='2.4.1', version_label=None, namespace='kube-system',
+          values=_node_problem_detector_values,
+          image='registry.k8s.io/node-problem-detector/node-problem-detector',
+          tag_label='node_problem_detector_tag'),
 )
 
 
@@ -63,7 +81,6 @@ NOT_DEPLOYED = (
     ('ingress_controller', 'an ingress controller'),
     ('kube_dashboard_enabled', 'the Kubernetes dashboard'),
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana'),
-    ('npd_enabled', 'the node problem detector'),
     ('monitoring_enabled', 'the Prometheus monitoring stack'),
     ('prometheus_monitoring', 'the Prometheus monitoring stack'),
     ('prometheus_adapter_enabled', 'the Prometheus adapter'),
@@ -100,18 +117,19 @@ def by_name(name):
 def chart_version(addon, labels):
     """The chart version: the version label's (Magnum's tags carry a leading v, chart
     versions none) or the add-on's default."""
-    value = labels.get(addon.version_label) or addon.version
+    value = (labels.get(addon.version_label) if addon.version_label else None) or addon.version
     return str(value)[1:] if str(value)[:1] == 'v' else str(value)
 
 
 def upgrade_labels(cluster_labels, target_labels):
     """The labels the add-ons take in an upgrade: the cluster's, with the target
-    template's chart versions (an upgrade moves the add-ons to them; what is turned on
+    template's chart versions and image tags (an upgrade moves the add-ons to them; what is turned on
     stays the cluster's)."""
     merged = dict(cluster_labels or {})
     for addon in ADDONS:
-        if (target_labels or {}).get(addon.version_label):
-            merged[addon.version_label] = target_labels[addon.version_label]
+        for label in (addon.version_label, addon.tag_label):
+            if label and (target_labels or {}).get(label):
+                merged[label] = target_labels[label]
     return merged
 
 
@@ -135,6 +153,8 @@ def plan(conf, labels):
         values = addon.values(conf, labels)
         if prefix and addon.image:
             _set(values, addon.image_key, '%s/%s' % (prefix, addon.image.rpartition('/')[2]))
+        if addon.tag_label and labels.get(addon.tag_label):
+            _set(values, addon.tag_key, str(labels[addon.tag_label]))
         made.append({'name': addon.name, 'chart': addon.chart, 'version': version,
                      'repo': addon.repo, 'archive': '%s-%s.tgz' % (addon.chart, version),
                      'namespace': addon.namespace, 'values': values})
