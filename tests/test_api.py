@@ -128,7 +128,8 @@ def test_template_crud_and_links(client):
     # An add-on the driver does not deploy is refused, never accepted and ignored.
     (dict(TPL, labels={'kube_dashboard_enabled': 'true', 'ingress_controller': 'nginx',
                        'npd_enabled': 'false'}),
-     'does not deploy these add-ons yet: ingress_controller=nginx (an ingress controller), '
+     'does not deploy these add-ons yet: ingress_controller=nginx (ingress-nginx, retired '
+     'upstream in March 2026; ingress_controller=traefik serves the same Ingress resources), '
      'kube_dashboard_enabled=true (the Kubernetes dashboard). Unset them'),
     (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder (Cinder CSI)'),
     (dict(TPL, insecure_registry='my registry:5000'),

@@ -841,7 +841,8 @@ def check_addons(conf):
     release's Deployment with the planned image and arguments); metrics-server answers
     `kubectl top nodes` when the offline directory holds its image."""
     planned = addons.plan(k8s_config.settings({'labels': LABELS}, {}), LABELS)
-    kinds = {'metrics-server': 'deployment', 'node-problem-detector': 'daemonset'}
+    kinds = {'metrics-server': 'deployment', 'node-problem-detector': 'daemonset',
+             'traefik': 'daemonset'}
     for made in planned:
         spec = json.loads(kubectl(conf, '-n', made['namespace'], 'get', kinds[made['name']],
                                   made['name'], '-o', 'json'))['spec']['template']['spec']

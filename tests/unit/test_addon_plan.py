@@ -125,10 +125,35 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
     assert addons.not_deployed({'cloud_provider_enabled': 'True', 'ingress_controller': 'octavia',
                                 'auto_scaling_enabled': '1'}, volume_driver='cinder') == [
         'cloud_provider_enabled=True (the OpenStack cloud controller manager)',
-        'ingress_controller=octavia (an ingress controller)',
+        'ingress_controller=octavia (the Octavia ingress controller, which needs the cloud '
+        'provider)',
         'auto_scaling_enabled=1 (the cluster autoscaler)',
         'volume_driver=cinder (Cinder CSI)']
+    # traefik is deployed (an add-on), never refused.
+    assert addons.not_deployed({'ingress_controller': 'traefik'}) == []
     # Every one is a label of the guide's catalogue, and none is an add-on deployed.
-    deployed = set(a.label for a in addons.ADDONS)
+    deployed = set(a.label for a in addons.ADDONS if a.when is None)
     for label, _ in addons.NOT_DEPLOYED:
         assert label in labels.CATALOGUE and label not in deployed
+    assert set(addons.INGRESS_NOT_DEPLOYED) | {'traefik'} == set(
+        v for v in labels.CATALOGUE['ingress_controller'][1] if v)
+
+
+def test_traefik_serves_ingresses_from_the_nodes_of_the_ingress_role():
+    assert 'traefik' not in names(ingress_controller='')
+    made = one('traefik', ingress_controller='traefik')
+    assert (made['chart'], made['version'], made['repo']) == (
+        'traefik', '41.3.0', 'https://traefik.github.io/charts')
+    values = made['values']
+    assert values['deployment'] == {'kind': 'DaemonSet'}
+    assert values['nodeSelector'] == {'role': 'ingress'}  # the guide's default role
+    assert values['ports'] == {'web': {'hostPort': 80}, 'websecure': {'hostPort': 443}}
+    assert values['updateStrategy']['rollingUpdate'] == {
+        'maxUnavailable': 1, 'maxSurge': 0}
+    assert values['service'] == {'spec': {'type': 'ClusterIP'}} and 'image' not in values
+    mirrored = one('traefik', ingress_controller='traefik', ingress_controller_role='edge',
+                   container_infra_prefix='registry.example.com:5000/mirror/',
+                   traefik_ingress_controller_tag='v3.7.10')['values']
+    assert mirrored['nodeSelector'] == {'role': 'edge'}
+    assert mirrored['image'] == {'registry': 'registry.example.com:5000/mirror',
+                                 'repository': 'traefik', 'tag': 'v3.7.10'}

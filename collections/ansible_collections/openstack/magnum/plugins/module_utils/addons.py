@@ -34,6 +34,25 @@ def _node_problem_detector_values(conf, labels):
     return {}
 
 
+def _traefik_values(conf, labels):
+    """Traefik as Magnum ran its ingress controller: a DaemonSet on the nodes labelled
+    ``role=<ingress_controller_role>`` (default ``ingress``, as the guide says: label the
+    nodes that are to serve), answering on the nodes' ports 80 and 443 (hostPort), the
+    cluster's default IngressClass; no LoadBalancer Service (the nodes are the entry)."""
+    values = {'deployment': {'kind': 'DaemonSet'},
+              'nodeSelector': {'role': labels.get('ingress_controller_role') or 'ingress'},
+              'ports': {'web': {'hostPort': 80}, 'websecure': {'hostPort': 443}},
+              # One pod per node holding the host's ports: a new one only once the old is gone.
+              'updateStrategy': {'type': 'RollingUpdate',
+                                 'rollingUpdate': {'maxUnavailable': 1, 'maxSurge': 0}},
+              'service': {'spec': {'type': 'ClusterIP'}},
+              'ingressClass': {'enabled': True, 'isDefaultClass': True}}
+    if conf.get('container_infra_prefix'):
+        # The chart names its image by registry and repository.
+        values['image'] = {'registry': conf['container_infra_prefix'], 'repository': 'traefik'}
+    return values
+
+
 class Addon(object):
     """One add-on: ``label`` turns it on (``default``: the guide's value when unset),
     ``chart`` of ``repo`` at ``version`` (or the ``version_label``'s value) installed as
@@ -44,15 +63,19 @@ class Addon(object):
 
     def __init__(self, name, label, default, chart, repo, version, version_label,
                  namespace, values, image=None, image_key=('image', 'repository'),
-                 tag_label=None, tag_key=('image', 'tag')):
+                 tag_label=None, tag_key=('image', 'tag'), when=None):
         self.name, self.label, self.default = name, label, default
         self.chart, self.repo, self.version = chart, repo, version
         self.version_label = version_label
         self.namespace, self.values = namespace, values
         self.image, self.image_key = image, image_key
         self.tag_label, self.tag_key = tag_label, tag_key
+        # A label whose value picks the add-on (ingress_controller=traefik), not a boolean.
+        self.when = when
 
     def enabled(self, labels):
+        if self.when is not None:
+            return labels.get(self.label) == self.when
         return labels_mod.to_bool(labels.get(self.label), self.default)
 
 
@@ -68,6 +91,10 @@ ADDONS = (
           values=_node_problem_detector_values,
           image='registry.k8s.io/node-problem-detector/node-problem-detector',
           tag_label='node_problem_detector_tag'),
+    Addon('traefik', label='ingress_controller', default=False, when='traefik',
+          chart='traefik', repo='https://traefik.github.io/charts', version='41.3.0',
+          version_label=None, namespace='kube-system', values=_traefik_values,
+          tag_label='traefik_ingress_controller_tag'),
 )
 
 
@@ -78,7 +105,7 @@ NOT_DEPLOYED = (
     ('cloud_provider_enabled', 'the OpenStack cloud controller manager'),
     ('cinder_csi_enabled', 'Cinder CSI'),
     ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
-    ('ingress_controller', 'an ingress controller'),
+    ('ingress_controller', None),
     ('kube_dashboard_enabled', 'the Kubernetes dashboard'),
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana'),
     ('monitoring_enabled', 'the Prometheus monitoring stack'),
@@ -93,13 +120,25 @@ NOT_DEPLOYED = (
 )
 
 
+# The ingress controllers the guide names but traefik (an Addon).
+INGRESS_NOT_DEPLOYED = {
+    'nginx': 'ingress-nginx, retired upstream in March 2026; ingress_controller=traefik '
+             'serves the same Ingress resources',
+    'octavia': 'the Octavia ingress controller, which needs the cloud provider',
+}
+
+
 def not_deployed(labels, volume_driver=None):
     """What the labels (and template's ``volume_driver``) turn on that this driver does
     not deploy, as ``label=value (what)`` strings; empty when nothing."""
     found = []
     for label, what in NOT_DEPLOYED:
         value = (labels or {}).get(label)
-        on = bool(value) if label == 'ingress_controller' else labels_mod.to_bool(value)
+        if label == 'ingress_controller':
+            what = INGRESS_NOT_DEPLOYED.get(value)
+            on = bool(what)
+        else:
+            on = labels_mod.to_bool(value)
         if on:
             found.append('%s=%s (%s)' % (label, value, what))
     if volume_driver == 'cinder':
