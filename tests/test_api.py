@@ -132,12 +132,21 @@ def test_template_crud_and_links(client):
      'upstream in March 2026; ingress_controller=traefik serves the same Ingress resources), '
      'kube_dashboard_enabled=true (the Kubernetes dashboard). Unset them'),
     (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder (Cinder CSI)'),
+    (dict(TPL, labels={'cert_manager_api': 'false'}), 'cert_manager_api=false cannot be'),
     (dict(TPL, insecure_registry='my registry:5000'),
      "insecure_registry. Value: 'my registry:5000'. Value should be a registry's host[:port]"),
 ])
 def test_template_bad_input(client, body, message):
     assert message in error_of(call(client, 'POST', '/v1/clustertemplates', body), 400)
     assert call(client, 'GET', '/v1/clustertemplates').json['clustertemplates'] == []
+
+
+def test_labels_kubeadm_honours_by_nature_are_accepted(client):
+    """cert_manager_api=True (Terraform templates commonly set it): kubeadm's controller
+    manager signs CSRs with the cluster CA; ingress_controller=traefik is deployed."""
+    made = call(client, 'POST', '/v1/clustertemplates', dict(TPL, labels={
+        'cert_manager_api': 'True', 'ingress_controller': 'traefik'}), expect=201).json
+    assert made['labels'] == {'cert_manager_api': 'True', 'ingress_controller': 'traefik'}
 
 
 def test_not_json_body(client):

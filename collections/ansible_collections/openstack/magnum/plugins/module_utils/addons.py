@@ -111,7 +111,6 @@ NOT_DEPLOYED = (
     ('monitoring_enabled', 'the Prometheus monitoring stack'),
     ('prometheus_monitoring', 'the Prometheus monitoring stack'),
     ('prometheus_adapter_enabled', 'the Prometheus adapter'),
-    ('cert_manager_api', 'the certificate manager API'),
     ('auto_scaling_enabled', 'the cluster autoscaler'),
     ('auto_healing_enabled', 'the auto-healer'),
     ('heapster_enabled', 'Heapster (retired upstream; metrics_server_enabled serves the '

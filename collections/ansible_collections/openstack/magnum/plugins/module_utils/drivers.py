@@ -19,6 +19,7 @@ __metaclass__ = type
 import os
 
 from ansible_collections.openstack.magnum.plugins.module_utils import addons
+from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     ClusterTypeNotSupported, Invalid)
 
@@ -119,6 +120,14 @@ def _kubeadm_refuses(template, labels):
         return ("The Kubernetes driver does not deploy these add-ons yet: %s. Unset them (or "
                 "set them false) - README, \"Kubernetes add-ons\", lists what it deploys"
                 % ', '.join(found))
+    if labels.get('cert_manager_api') not in (None, '') and \
+            not labels_mod.to_bool(labels['cert_manager_api']):
+        # Magnum's cert_manager_api=true gave the controller manager the cluster CA to sign
+        # CertificateSigningRequests; kubeadm always does (kubelets join by TLS bootstrap).
+        return ("Label cert_manager_api=%s cannot be honoured: the controller manager signs "
+                "certificate signing requests with the cluster's CA on every kubeadm cluster "
+                "(nodes join through it); leave the label unset or true"
+                % labels['cert_manager_api'])
     return None
 
 
