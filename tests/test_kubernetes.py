@@ -842,7 +842,7 @@ def check_addons(conf):
     `kubectl top nodes` when the offline directory holds its image."""
     planned = addons.plan(k8s_config.settings({'labels': LABELS}, {}), LABELS)
     kinds = {'metrics-server': 'deployment', 'node-problem-detector': 'daemonset',
-             'traefik': 'daemonset'}
+             'traefik': 'daemonset', 'headlamp': 'deployment'}
     for made in planned:
         spec = json.loads(kubectl(conf, '-n', made['namespace'], 'get', kinds[made['name']],
                                   made['name'], '-o', 'json'))['spec']['template']['spec']

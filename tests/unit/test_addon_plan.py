@@ -25,7 +25,7 @@ def names(**labels):
 
 
 def test_metrics_server_is_on_by_default_as_in_the_guide_and_its_label_turns_it_off():
-    assert names() == ['metrics-server', 'node-problem-detector']
+    assert names() == ['metrics-server', 'node-problem-detector', 'headlamp']
     made = one('metrics-server')
     assert made['namespace'] == 'kube-system'
     assert made['chart'] == 'metrics-server' and made['version'] == '3.13.0'
@@ -34,8 +34,9 @@ def test_metrics_server_is_on_by_default_as_in_the_guide_and_its_label_turns_it_
     assert '--kubelet-insecure-tls' in made['values']['args']
     assert 'image' not in made['values']  # the chart's own image when there is no mirror
     for off in ('false', 'False', '0', 'no'):
-        assert names(metrics_server_enabled=off) == ['node-problem-detector']
-    assert names(metrics_server_enabled='true', npd_enabled='false') == ['metrics-server']
+        assert names(metrics_server_enabled=off) == ['node-problem-detector', 'headlamp']
+    assert names(metrics_server_enabled='true', npd_enabled='false',
+                 kube_dashboard_enabled='false') == ['metrics-server']
 
 
 def test_chart_tags_take_magnums_leading_v_and_the_prefix_names_the_image():
@@ -58,11 +59,11 @@ def test_the_node_problem_detector_is_on_by_default_as_in_the_guide():
     assert tagged['values'] == {'image': {
         'repository': 'registry.example.com:5000/mirror/node-problem-detector',
         'tag': 'v1.34.0'}}
-    assert names(npd_enabled='false') == ['metrics-server']
+    assert names(npd_enabled='false') == ['metrics-server', 'headlamp']
 
 
 def test_charts_come_from_the_offline_directory_and_missing_ones_are_named(tmp_path):
-    made = plan(npd_enabled='false')
+    made = plan(npd_enabled='false', kube_dashboard_enabled='false')
     with pytest.raises(Invalid) as err:
         addons.chart_sources(made, offline_dir=str(tmp_path))
     assert 'lacks the add-ons\' charts: charts/metrics-server-3.13.0.tgz' in str(err.value)
@@ -75,7 +76,7 @@ def test_charts_come_from_the_offline_directory_and_missing_ones_are_named(tmp_p
 
 
 def test_charts_are_fetched_once_from_a_mirror_or_their_repository(tmp_path):
-    made = plan(npd_enabled='false')
+    made = plan(npd_enabled='false', kube_dashboard_enabled='false')
     dest = str(tmp_path / 'charts' / 'metrics-server-3.13.0.tgz')
     upstream = addons.chart_sources(made, cache_dir=str(tmp_path))
     assert upstream['downloads'] == [{
@@ -114,7 +115,7 @@ def test_an_upgrade_takes_the_target_templates_chart_versions_and_image_tags_onl
     made = addons.plan(k8s.settings({'labels': cluster}, TEMPLATE),
                        addons.upgrade_labels(cluster, target))
     assert [(a['name'], a['version']) for a in made] == [
-        ('metrics-server', '3.13.0'), ('node-problem-detector', '2.4.1')]
+        ('metrics-server', '3.13.0'), ('node-problem-detector', '2.4.1'), ('headlamp', '0.45.0')]
     assert made[1]['values']['image']['tag'] == 'v1.35.1'
 
 
@@ -157,3 +158,15 @@ def test_traefik_serves_ingresses_from_the_nodes_of_the_ingress_role():
     assert mirrored['nodeSelector'] == {'role': 'edge'}
     assert mirrored['image'] == {'registry': 'registry.example.com:5000/mirror',
                                  'repository': 'traefik', 'tag': 'v3.7.10'}
+
+
+def test_the_dashboard_label_deploys_headlamp_its_successor_on_by_default():
+    made = one('headlamp')
+    assert (made['chart'], made['version'], made['repo']) == (
+        'headlamp', '0.45.0', 'https://kubernetes-sigs.github.io/headlamp/')
+    assert made['values']['clusterRoleBinding'] == {'create': False}
+    assert 'image' not in made['values']
+    assert one('headlamp', container_infra_prefix='registry.example.com:5000/mirror')[
+        'values']['image'] == {'registry': 'registry.example.com:5000/mirror',
+                               'repository': 'headlamp'}
+    assert 'headlamp' not in names(kube_dashboard_enabled='false')

@@ -47,10 +47,18 @@ def _traefik_values(conf, labels):
                                  'rollingUpdate': {'maxUnavailable': 1, 'maxSurge': 0}},
               'service': {'spec': {'type': 'ClusterIP'}},
               'ingressClass': {'enabled': True, 'isDefaultClass': True}}
-    if conf.get('container_infra_prefix'):
-        # The chart names its image by registry and repository.
-        values['image'] = {'registry': conf['container_infra_prefix'], 'repository': 'traefik'}
     return values
+
+
+def _headlamp_values(conf, labels):
+    """Headlamp, the Kubernetes dashboard's successor (the dashboard was archived
+    upstream in 2026), where Magnum ran the dashboard: kube-system, a ClusterIP Service
+    (`kubectl port-forward` or the API server's proxy), on any node, masters included.
+    Users sign in with their own token: the chart's cluster-admin binding of its own
+    service account is not made."""
+    return {'clusterRoleBinding': {'create': False},
+            'tolerations': [{'key': 'node-role.kubernetes.io/control-plane',
+                             'operator': 'Exists', 'effect': 'NoSchedule'}]}
 
 
 class Addon(object):
@@ -63,7 +71,7 @@ class Addon(object):
 
     def __init__(self, name, label, default, chart, repo, version, version_label,
                  namespace, values, image=None, image_key=('image', 'repository'),
-                 tag_label=None, tag_key=('image', 'tag'), when=None):
+                 tag_label=None, tag_key=('image', 'tag'), when=None, image_split=False):
         self.name, self.label, self.default = name, label, default
         self.chart, self.repo, self.version = chart, repo, version
         self.version_label = version_label
@@ -72,6 +80,9 @@ class Addon(object):
         self.tag_label, self.tag_key = tag_label, tag_key
         # A label whose value picks the add-on (ingress_controller=traefik), not a boolean.
         self.when = when
+        # The chart names its image by image.registry and image.repository (the mirror
+        # is then the registry), not by one repository.
+        self.image_split = image_split
 
     def enabled(self, labels):
         if self.when is not None:
@@ -94,7 +105,12 @@ ADDONS = (
     Addon('traefik', label='ingress_controller', default=False, when='traefik',
           chart='traefik', repo='https://traefik.github.io/charts', version='41.3.0',
           version_label=None, namespace='kube-system', values=_traefik_values,
+          image='docker.io/traefik', image_split=True,
           tag_label='traefik_ingress_controller_tag'),
+    Addon('headlamp', label='kube_dashboard_enabled', default=True, chart='headlamp',
+          repo='https://kubernetes-sigs.github.io/headlamp/', version='0.45.0',
+          version_label=None, namespace='kube-system', values=_headlamp_values,
+          image='ghcr.io/headlamp-k8s/headlamp', image_split=True),
 )
 
 
@@ -106,7 +122,6 @@ NOT_DEPLOYED = (
     ('cinder_csi_enabled', 'Cinder CSI'),
     ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
     ('ingress_controller', None),
-    ('kube_dashboard_enabled', 'the Kubernetes dashboard'),
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana'),
     ('monitoring_enabled', 'the Prometheus monitoring stack'),
     ('prometheus_monitoring', 'the Prometheus monitoring stack'),
@@ -189,7 +204,10 @@ def plan(conf, labels):
             continue
         version = chart_version(addon, labels)
         values = addon.values(conf, labels)
-        if prefix and addon.image:
+        if prefix and addon.image and addon.image_split:
+            _set(values, ('image', 'registry'), prefix)
+            _set(values, ('image', 'repository'), addon.image.rpartition('/')[2])
+        elif prefix and addon.image:
             _set(values, addon.image_key, '%s/%s' % (prefix, addon.image.rpartition('/')[2]))
         if addon.tag_label and labels.get(addon.tag_label):
             _set(values, addon.tag_key, str(labels[addon.tag_label]))
