@@ -126,11 +126,11 @@ def test_template_crud_and_links(client):
     (dict(TPL, labels={'cinder_csi_enabled': 'true'}), 'volume_driver=cinder'),
     (dict(TPL, unknown_field=1), 'Unknown attribute'),
     # An add-on the driver does not deploy is refused, never accepted and ignored.
-    (dict(TPL, labels={'monitoring_enabled': 'true', 'ingress_controller': 'nginx',
+    (dict(TPL, labels={'auto_healing_enabled': 'true', 'ingress_controller': 'nginx',
                        'auto_scaling_enabled': 'false'}),
      'does not deploy these add-ons yet: ingress_controller=nginx (ingress-nginx, retired '
      'upstream in March 2026; ingress_controller=traefik serves the same Ingress resources), '
-     'monitoring_enabled=true (the Prometheus monitoring stack). Unset them'),
+     'auto_healing_enabled=true (the auto-healer). Unset them'),
     (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder (Cinder CSI)'),
     (dict(TPL, labels={'cert_manager_api': 'false'}), 'cert_manager_api=false cannot be'),
     (dict(TPL, insecure_registry='my registry:5000'),

@@ -170,3 +170,22 @@ def test_the_dashboard_label_deploys_headlamp_its_successor_on_by_default():
         'values']['image'] == {'registry': 'registry.example.com:5000/mirror',
                                'repository': 'headlamp'}
     assert 'headlamp' not in names(kube_dashboard_enabled='false')
+
+
+def test_monitoring_is_kube_prometheus_stack_with_the_templates_grafana_password():
+    assert 'kube-prometheus-stack' not in names()
+    for label in ('monitoring_enabled', 'prometheus_monitoring'):
+        assert 'kube-prometheus-stack' in names(**{label: 'true'})
+    made = one('kube-prometheus-stack', monitoring_enabled='true', grafana_admin_passwd='s3cret',
+               prometheus_operator_chart_tag='v88.0.0')
+    assert (made['chart'], made['version'], made['namespace']) == (
+        'kube-prometheus-stack', '88.0.0', 'monitoring')
+    assert made['values'] == {'grafana': {'adminPassword': 's3cret'}}
+    mirrored = one('kube-prometheus-stack', monitoring_enabled='true',
+                   container_infra_prefix='mirror.example:5000/m')['values']
+    assert mirrored['prometheus']['prometheusSpec']['image'] == {
+        'registry': 'mirror.example:5000/m', 'repository': 'prometheus'}
+    assert mirrored['grafana']['sidecar']['image'] == {
+        'registry': 'mirror.example:5000/m', 'repository': 'k8s-sidecar'}
+    assert mirrored['kube-state-metrics']['image']['repository'] == 'kube-state-metrics'
+    assert 'grafana' not in one('kube-prometheus-stack', monitoring_enabled='true')['values']

@@ -61,6 +61,44 @@ def _headlamp_values(conf, labels):
                              'operator': 'Exists', 'effect': 'NoSchedule'}]}
 
 
+# kube-prometheus-stack's images (its own and its subcharts'), each named in the values
+# by registry and repository: with container_infra_prefix, <prefix>/<last part>.
+MONITORING_IMAGES = (
+    (('alertmanager', 'alertmanagerSpec', 'image'), 'alertmanager'),
+    (('prometheus', 'prometheusSpec', 'image'), 'prometheus'),
+    (('prometheusOperator', 'image'), 'prometheus-operator'),
+    (('prometheusOperator', 'prometheusConfigReloader', 'image'), 'prometheus-config-reloader'),
+    (('prometheusOperator', 'admissionWebhooks', 'deployment', 'image'), 'admission-webhook'),
+    (('prometheusOperator', 'admissionWebhooks', 'patch', 'image'), 'kube-webhook-certgen'),
+    (('prometheusOperator', 'thanosImage'), 'thanos'),
+    (('thanosRuler', 'thanosRulerSpec', 'image'), 'thanos'),
+    (('crds', 'upgradeJob', 'image', 'kubectl'), 'kubectl'),
+    (('crds', 'upgradeJob', 'image', 'busybox'), 'busybox'),
+    (('grafana', 'image'), 'grafana'),
+    (('grafana', 'sidecar', 'image'), 'k8s-sidecar'),
+    (('grafana', 'initChownData', 'image'), 'busybox'),
+    (('grafana', 'downloadDashboardsImage'), 'curl'),
+    (('grafana', 'testFramework', 'image'), 'bats'),
+    (('kube-state-metrics', 'image'), 'kube-state-metrics'),
+    (('prometheus-node-exporter', 'image'), 'node-exporter'),
+)
+
+
+def _monitoring_values(conf, labels):
+    """kube-prometheus-stack (Prometheus, Alertmanager, Grafana, node exporter,
+    kube-state-metrics; the successor of Magnum's prometheus-operator chart) with the
+    template's grafana_admin_passwd as Grafana's admin password (else the chart's own,
+    random, in the grafana Secret), every image through container_infra_prefix."""
+    values = {}
+    if labels.get('grafana_admin_passwd'):
+        values['grafana'] = {'adminPassword': str(labels['grafana_admin_passwd'])}
+    prefix = conf.get('container_infra_prefix')
+    for path, name in MONITORING_IMAGES if prefix else ():
+        _set(values, path + ('registry',), prefix)
+        _set(values, path + ('repository',), name)
+    return values
+
+
 class Addon(object):
     """One add-on: ``label`` turns it on (``default``: the guide's value when unset),
     ``chart`` of ``repo`` at ``version`` (or the ``version_label``'s value) installed as
@@ -71,7 +109,8 @@ class Addon(object):
 
     def __init__(self, name, label, default, chart, repo, version, version_label,
                  namespace, values, image=None, image_key=('image', 'repository'),
-                 tag_label=None, tag_key=('image', 'tag'), when=None, image_split=False):
+                 tag_label=None, tag_key=('image', 'tag'), when=None, image_split=False,
+                 also=()):
         self.name, self.label, self.default = name, label, default
         self.chart, self.repo, self.version = chart, repo, version
         self.version_label = version_label
@@ -83,11 +122,14 @@ class Addon(object):
         # The chart names its image by image.registry and image.repository (the mirror
         # is then the registry), not by one repository.
         self.image_split = image_split
+        # Older labels that turn it on too (prometheus_monitoring).
+        self.also = also
 
     def enabled(self, labels):
         if self.when is not None:
             return labels.get(self.label) == self.when
-        return labels_mod.to_bool(labels.get(self.label), self.default)
+        return labels_mod.to_bool(labels.get(self.label), self.default) or any(
+            labels_mod.to_bool(labels.get(label)) for label in self.also)
 
 
 ADDONS = (
@@ -111,6 +153,11 @@ ADDONS = (
           repo='https://kubernetes-sigs.github.io/headlamp/', version='0.45.0',
           version_label=None, namespace='kube-system', values=_headlamp_values,
           image='ghcr.io/headlamp-k8s/headlamp', image_split=True),
+    Addon('kube-prometheus-stack', label='monitoring_enabled', default=False,
+          also=('prometheus_monitoring',), chart='kube-prometheus-stack',
+          repo='https://prometheus-community.github.io/helm-charts', version='88.5.3',
+          version_label='prometheus_operator_chart_tag', namespace='monitoring',
+          values=_monitoring_values),
 )
 
 
@@ -123,8 +170,6 @@ NOT_DEPLOYED = (
     ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
     ('ingress_controller', None),
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana'),
-    ('monitoring_enabled', 'the Prometheus monitoring stack'),
-    ('prometheus_monitoring', 'the Prometheus monitoring stack'),
     ('prometheus_adapter_enabled', 'the Prometheus adapter'),
     ('auto_scaling_enabled', 'the cluster autoscaler'),
     ('auto_healing_enabled', 'the auto-healer'),
