@@ -133,7 +133,7 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
     # traefik is deployed (an add-on), never refused.
     assert addons.not_deployed({'ingress_controller': 'traefik'}) == []
     # Every one is a label of the guide's catalogue, and none is an add-on deployed.
-    deployed = set(a.label for a in addons.ADDONS if a.when is None)
+    deployed = set(a.label for a in addons.ADDONS if not isinstance(a.when, str))
     for label, _ in addons.NOT_DEPLOYED:
         assert label in labels.CATALOGUE and label not in deployed
     assert set(addons.INGRESS_NOT_DEPLOYED) | {'traefik'} == set(
@@ -189,3 +189,20 @@ def test_monitoring_is_kube_prometheus_stack_with_the_templates_grafana_password
         'registry': 'mirror.example:5000/m', 'repository': 'k8s-sidecar'}
     assert mirrored['kube-state-metrics']['image']['repository'] == 'kube-state-metrics'
     assert 'grafana' not in one('kube-prometheus-stack', monitoring_enabled='true')['values']
+
+
+def test_the_prometheus_adapter_comes_with_monitoring_unless_turned_off():
+    assert 'prometheus-adapter' not in names(prometheus_adapter_enabled='true')
+    assert names(monitoring_enabled='true')[-2:] == ['kube-prometheus-stack',
+                                                     'prometheus-adapter']
+    assert 'prometheus-adapter' not in names(monitoring_enabled='true',
+                                             prometheus_adapter_enabled='false')
+    made = one('prometheus-adapter', prometheus_monitoring='true',
+               prometheus_adapter_configmap='my-rules', prometheus_adapter_chart_tag='v5.2.0',
+               container_infra_prefix='mirror.example:5000/m')
+    assert (made['version'], made['namespace']) == ('5.2.0', 'monitoring')
+    assert made['values'] == {
+        'prometheus': {'url': 'http://kube-prometheus-stack-prometheus.monitoring.svc',
+                       'port': 9090},
+        'rules': {'existing': 'my-rules'},
+        'image': {'repository': 'mirror.example:5000/m/prometheus-adapter'}}

@@ -99,6 +99,20 @@ def _monitoring_values(conf, labels):
     return values
 
 
+def _monitoring_on(labels):
+    return by_name('kube-prometheus-stack').enabled(labels)
+
+
+def _prometheus_adapter_values(conf, labels):
+    """The custom metrics API from the monitoring stack's Prometheus; the rules of the
+    ConfigMap prometheus_adapter_configmap names instead of the chart's when set."""
+    values = {'prometheus': {'url': 'http://kube-prometheus-stack-prometheus.monitoring.svc',
+                             'port': 9090}}
+    if labels.get('prometheus_adapter_configmap'):
+        values['rules'] = {'existing': str(labels['prometheus_adapter_configmap'])}
+    return values
+
+
 class Addon(object):
     """One add-on: ``label`` turns it on (``default``: the guide's value when unset),
     ``chart`` of ``repo`` at ``version`` (or the ``version_label``'s value) installed as
@@ -117,7 +131,8 @@ class Addon(object):
         self.namespace, self.values = namespace, values
         self.image, self.image_key = image, image_key
         self.tag_label, self.tag_key = tag_label, tag_key
-        # A label whose value picks the add-on (ingress_controller=traefik), not a boolean.
+        # A label whose value picks the add-on (ingress_controller=traefik), not a boolean;
+        # or a function of the labels that must hold too (the add-on another needs).
         self.when = when
         # The chart names its image by image.registry and image.repository (the mirror
         # is then the registry), not by one repository.
@@ -126,6 +141,9 @@ class Addon(object):
         self.also = also
 
     def enabled(self, labels):
+        if callable(self.when):
+            return self.when(labels) and labels_mod.to_bool(labels.get(self.label),
+                                                            self.default)
         if self.when is not None:
             return labels.get(self.label) == self.when
         return labels_mod.to_bool(labels.get(self.label), self.default) or any(
@@ -158,6 +176,12 @@ ADDONS = (
           repo='https://prometheus-community.github.io/helm-charts', version='88.5.3',
           version_label='prometheus_operator_chart_tag', namespace='monitoring',
           values=_monitoring_values),
+    Addon('prometheus-adapter', label='prometheus_adapter_enabled', default=True,
+          when=_monitoring_on, chart='prometheus-adapter',
+          repo='https://prometheus-community.github.io/helm-charts', version='5.3.0',
+          version_label='prometheus_adapter_chart_tag', namespace='monitoring',
+          values=_prometheus_adapter_values,
+          image='registry.k8s.io/prometheus-adapter/prometheus-adapter'),
 )
 
 
@@ -170,7 +194,6 @@ NOT_DEPLOYED = (
     ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
     ('ingress_controller', None),
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana'),
-    ('prometheus_adapter_enabled', 'the Prometheus adapter'),
     ('auto_scaling_enabled', 'the cluster autoscaler'),
     ('auto_healing_enabled', 'the auto-healer'),
     ('heapster_enabled', 'Heapster (retired upstream; metrics_server_enabled serves the '
