@@ -193,7 +193,9 @@ NOT_DEPLOYED = (
     ('cinder_csi_enabled', 'Cinder CSI'),
     ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
     ('ingress_controller', None),
-    ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana'),
+    ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana fed by Heapster, retired '
+                                         'upstream; monitoring_enabled gives Grafana on '
+                                         'Prometheus'),
     ('auto_scaling_enabled', 'the cluster autoscaler'),
     ('auto_healing_enabled', 'the auto-healer'),
     ('heapster_enabled', 'Heapster (retired upstream; metrics_server_enabled serves the '
