@@ -13,6 +13,7 @@ __metaclass__ = type
 
 import os
 
+from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
@@ -276,9 +277,10 @@ def plan(conf, labels):
         values = addon.values(conf, labels)
         if prefix and addon.image and addon.image_split:
             _set(values, ('image', 'registry'), prefix)
-            _set(values, ('image', 'repository'), addon.image.rpartition('/')[2])
+            _set(values, ('image', 'repository'),
+                 k8s_config.image_repository(addon.image, prefix)[len(prefix) + 1:])
         elif prefix and addon.image:
-            _set(values, addon.image_key, '%s/%s' % (prefix, addon.image.rpartition('/')[2]))
+            _set(values, addon.image_key, k8s_config.image_repository(addon.image, prefix))
         if addon.tag_label and labels.get(addon.tag_label):
             _set(values, addon.tag_key, str(labels[addon.tag_label]))
         made.append({'name': addon.name, 'chart': addon.chart, 'version': version,

@@ -132,13 +132,20 @@ def _network(value, label):
 ADDON_TAG_LABELS = {'flannel': 'flannel_tag', 'flannel_cni': 'flannel_cni_tag'}
 
 
-def addon_image(ref, prefix=None, tag=None):
-    """An add-on image as the cluster pulls it: ``ref``'s name from the mirror ``prefix``
-    (container_infra_prefix) when given, with ``tag`` (its tag label) when given."""
+def image_repository(ref, prefix=None):
+    """An image's repository as the cluster pulls it: Magnum's container_infra_prefix
+    rule - the image's last name under the mirror ``prefix`` when given, else ``ref``'s
+    own repository (any tag dropped)."""
     head, last = ref.rpartition('/')[::2]
-    name, default_tag = last.partition(':')[::2]
-    return '%s%s:%s' % (prefix + '/' if prefix else head + '/' if head else '', name,
-                        tag or default_tag or 'latest')
+    name = last.partition(':')[0]
+    return '%s%s' % (prefix + '/' if prefix else head + '/' if head else '', name)
+
+
+def addon_image(ref, prefix=None, tag=None):
+    """An add-on image as the cluster pulls it: image_repository, with ``tag`` (its tag
+    label) when given, else ``ref``'s own."""
+    default_tag = ref.rpartition('/')[2].partition(':')[2]
+    return '%s:%s' % (image_repository(ref, prefix), tag or default_tag or 'latest')
 
 
 def pod_network(cluster, template):
