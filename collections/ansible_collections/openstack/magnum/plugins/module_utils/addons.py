@@ -18,14 +18,18 @@ from ansible_collections.openstack.magnum.plugins.module_utils import labels as 
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 
+# What lets an add-on's pods run on masters too (a 1-master, 0-worker cluster).
+CONTROL_PLANE_TOLERATIONS = ({'key': 'node-role.kubernetes.io/control-plane',
+                              'operator': 'Exists', 'effect': 'NoSchedule'},)
+
+
 def _metrics_server_values(conf, labels):
     """metrics-server as Magnum runs it: it reads the kubelets by their internal address
     and accepts their self-signed serving certificates (kubeadm's default)."""
     values = {'args': ['--kubelet-insecure-tls',
                        '--kubelet-preferred-address-types=InternalIP'],
               # One replica on any node, masters included (a 1-master, 0-worker cluster).
-              'tolerations': [{'key': 'node-role.kubernetes.io/control-plane',
-                               'operator': 'Exists', 'effect': 'NoSchedule'}]}
+              'tolerations': [dict(t) for t in CONTROL_PLANE_TOLERATIONS]}
     return values
 
 
@@ -58,8 +62,7 @@ def _headlamp_values(conf, labels):
     Users sign in with their own token: the chart's cluster-admin binding of its own
     service account is not made."""
     return {'clusterRoleBinding': {'create': False},
-            'tolerations': [{'key': 'node-role.kubernetes.io/control-plane',
-                             'operator': 'Exists', 'effect': 'NoSchedule'}]}
+            'tolerations': [dict(t) for t in CONTROL_PLANE_TOLERATIONS]}
 
 
 # kube-prometheus-stack's images (its own and its subcharts'), each named in the values
