@@ -131,7 +131,9 @@ def test_template_crud_and_links(client):
      'does not deploy these add-ons yet: ingress_controller=nginx (ingress-nginx, retired '
      'upstream in March 2026; ingress_controller=traefik serves the same Ingress resources), '
      'auto_healing_enabled=true (the auto-healer). Unset them'),
-    (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder (Cinder CSI)'),
+    # Cinder CSI is handed the cluster's OpenStack credential: Magnum's cluster_user_trust.
+    (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder deploys Cinder CSI, which is '
+     "given the cluster's OpenStack credential: that needs cluster_user_trust"),
     (dict(TPL, labels={'cert_manager_api': 'false'}), 'cert_manager_api=false cannot be'),
     (dict(TPL, insecure_registry='my registry:5000'),
      "insecure_registry. Value: 'my registry:5000'. Value should be a registry's host[:port]"),

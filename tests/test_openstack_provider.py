@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, debian_image, wait_for
+from conftest import HELM, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, debian_image, helm, wait_for
 from conftest import lab_connect as connect
 
 BIN = Path(sys.executable).parent
@@ -613,6 +613,79 @@ def test_delete_removes_what_kubernetes_made_for_the_cluster_first(conn):
             cloud.delete_all(conn, cluster, timeout=300)
         except Exception:
             pass
+
+
+# A chart's Secret as Cinder CSI's chart makes it from secret.data (the stand-in for the
+# upstream chart, which cannot be fetched here).
+SECRET_CHART = """apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ .Values.secret.name }}
+stringData:
+  {{- toYaml .Values.secret.data | nindent 2 }}
+"""
+
+
+def test_the_cloud_config_comes_from_the_clusters_cloud_and_logs_in(conn, lab, tmp_path):
+    """cloud_provider_enabled / volume_driver=cinder: cluster_cloud_config writes the
+    cloud-config from the job's cloud. Its [Global] logs in to the lab's Keystone; its
+    [LoadBalancer] names the template's external network, the nodes' subnet and the
+    Octavia labels; as Helm values it renders, through the real helm, into the Secret
+    the pods read; its secrets are never in the module's answer."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
+    import openstack
+    infra = Infra(tmp_path, lab)
+    infra.env['MAGNUM_CLUSTER_USER_TRUST'] = 'true'
+    network = conn.network.find_network(INTERNAL_NET)
+    subnet = conn.network.create_subnet(name=RUN + '-cc', network_id=network.id,
+                                        cidr='10.79.0.0/24', ip_version=4)
+    try:
+        record(infra, 'cc', 1, 0, volume_driver='cinder', fixed_network=INTERNAL_NET,
+               fixed_subnet=subnet.name, labels={'cloud_provider_enabled': 'true',
+                                                 'octavia_lb_algorithm': 'SOURCE_IP_PORT'})
+        dest = tmp_path / 'cloud.conf'
+        made = infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD, dest=str(dest))
+        assert oct(dest.stat().st_mode & 0o777) == '0o600'
+        text = dest.read_text()
+        conf = cloud_config.parse(text)
+        own = conf['Global']
+        assert own['username'] == RUN and own['tenant-name'] == RUN
+        assert own['password'] not in json.dumps(made)
+        assert made['sections']['Global'] == list(own)
+        logged_in = openstack.connect(
+            auth_url=own['auth-url'], username=own['username'], password=own['password'],
+            project_name=own['tenant-name'], user_domain_name=own['user-domain-name'],
+            project_domain_name=own['tenant-domain-name'], region_name=own.get('region'),
+            load_yaml_config=False, load_envvars=False)
+        assert logged_in.current_project_id == conn.current_project_id
+        assert conf['LoadBalancer'] == {
+            'floating-network-id': conn.network.find_network('public').id,
+            'subnet-id': subnet.id, 'lb-method': 'SOURCE_IP_PORT', 'create-monitor': 'true'}
+        # A second run writes nothing new; a subnet that is not there fails naming it.
+        assert infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD,
+                            dest=str(dest))['changed'] is False
+        bad = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
+                              'openstack.magnum.cluster_cloud_config', '-a', json.dumps(
+                                  dict(cluster='cc', cloud=CLOUD, subnet='no-such-subnet',
+                                       dest=str(tmp_path / 'x')))],
+                             cwd=str(REPO), env=infra.env, capture_output=True, text=True)
+        assert bad.returncode != 0
+        assert "The cluster's subnet no-such-subnet does not exist." in bad.stdout
+        if HELM:
+            values = tmp_path / 'cinder-csi.values.json'
+            infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD, dest=str(values),
+                         values={'secret': {'name': 'cinder-csi-cloud-config'}},
+                         values_key=['secret', 'data', 'cloud.conf'])
+            chart = tmp_path / 'chart'
+            (chart / 'templates').mkdir(parents=True)
+            (chart / 'Chart.yaml').write_text('apiVersion: v2\nname: csi\nversion: 1.0.0\n')
+            (chart / 'templates' / 'secret.yaml').write_text(SECRET_CHART)
+            (secret,) = list(yaml.safe_load_all(helm('template', 'x', str(chart), '-f',
+                                                     str(values))))
+            assert secret['metadata']['name'] == 'cinder-csi-cloud-config'
+            assert secret['stringData']['cloud.conf'] == text
+    finally:
+        conn.network.delete_subnet(subnet, ignore_missing=True)
 
 
 def assert_nothing_left(conn, prefix, fips_before):

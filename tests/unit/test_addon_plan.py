@@ -124,12 +124,10 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
     assert addons.not_deployed({'npd_enabled': 'false', 'ingress_controller': '',
                                 'metrics_server_enabled': 'true'}) == []
     assert addons.not_deployed({'cloud_provider_enabled': 'True', 'ingress_controller': 'octavia',
-                                'auto_scaling_enabled': '1'}, volume_driver='cinder') == [
-        'cloud_provider_enabled=True (the OpenStack cloud controller manager)',
-        'ingress_controller=octavia (the Octavia ingress controller, which needs the cloud '
-        'provider)',
-        'auto_scaling_enabled=1 (the cluster autoscaler)',
-        'volume_driver=cinder (Cinder CSI)']
+                                'auto_scaling_enabled': '1'}) == [
+        'ingress_controller=octavia (the Octavia ingress controller, not built yet; '
+        'ingress_controller=traefik serves the same Ingress resources)',
+        'auto_scaling_enabled=1 (the cluster autoscaler)']
     # traefik is deployed (an add-on), never refused.
     assert addons.not_deployed({'ingress_controller': 'traefik'}) == []
     # Every one is a label of the guide's catalogue, and none is an add-on deployed.
@@ -206,3 +204,79 @@ def test_the_prometheus_adapter_comes_with_monitoring_unless_turned_off():
                        'port': 9090},
         'rules': {'existing': 'my-rules'},
         'image': {'repository': 'mirror.example:5000/m/prometheus-adapter'}}
+
+
+UUID = '7b2c6a4e-25d5-4a2e-9d1c-1f3c1f0f1f51'
+
+
+def cloud_plan(provider, template=None, **labels):
+    conf = k8s.settings({'uuid': UUID, 'labels': labels}, dict(TEMPLATE, **(template or {})),
+                        provider=provider)
+    return dict((a['name'], a) for a in addons.plan(conf, labels))
+
+
+def test_the_cloud_provider_initializes_the_clouds_servers_and_serves_local_nodes_lbs_only():
+    assert 'openstack-cloud-controller-manager' not in cloud_plan('openstack')
+    made = cloud_plan('openstack', cloud_provider_enabled='true',
+                      container_infra_prefix='mirror.example.com/k8s',
+                      cloud_provider_tag='v1.36.1')['openstack-cloud-controller-manager']
+    assert (made['chart'], made['version'], made['namespace']) == (
+        'openstack-cloud-controller-manager', '2.36.0', 'kube-system')
+    values = made['values']
+    # Its load balancers are kube_service_<uuid>_..., what the cluster's delete removes.
+    assert values['cluster'] == {'name': UUID}
+    assert values['enabledControllers'] == ['cloud-node', 'cloud-node-lifecycle', 'service']
+    assert values['image'] == {
+        'repository': 'mirror.example.com/k8s/openstack-cloud-controller-manager',
+        'tag': 'v1.36.1'}
+    # The cloud-config reaches the chart as a file written by cluster_cloud_config.
+    assert made['cloud_conf_key'] == ['cloudConfigContents']
+    assert 'cloudConfigContents' not in values
+    local = cloud_plan('local', cloud_provider_enabled='true')
+    assert local['openstack-cloud-controller-manager']['values']['enabledControllers'] == [
+        'service']
+
+
+def test_kubelets_leave_node_initialization_to_the_cloud_provider_on_the_clouds_servers():
+    def kubelet_args(provider, **labels):
+        conf = k8s.settings({'uuid': UUID, 'labels': labels}, TEMPLATE, provider=provider)
+        node = {'name': 'n', 'address': '10.0.0.5', 'role': 'worker',
+                'nodegroup': 'default-worker'}
+        return k8s.kubeadm_join(conf, node, '10.0.0.2', 't', 'sha256:x')
+    assert 'cloud-provider' not in str(kubelet_args('openstack'))
+    assert 'cloud-provider' not in str(kubelet_args('local', cloud_provider_enabled='true'))
+    assert {'name': 'cloud-provider', 'value': 'external'} in \
+        kubelet_args('openstack', cloud_provider_enabled='true')['nodeRegistration'][
+            'kubeletExtraArgs']
+
+
+def test_cinder_csi_comes_with_the_cinder_volume_driver_as_magnums_default_storage():
+    assert 'cinder-csi' not in cloud_plan('openstack')
+    made = cloud_plan('openstack', {'volume_driver': 'cinder'}, cloud_provider_enabled='true',
+                      container_infra_prefix='mirror.example.com/k8s',
+                      csi_attacher_tag='v4.9.0', cinder_csi_plugin_tag='v1.36.1')['cinder-csi']
+    values = made['values']
+    assert (made['chart'], made['version']) == ('openstack-cinder-csi', '2.36.0')
+    # Its volumes carry cinder.csi.openstack.org/cluster=<uuid>: the delete finds them.
+    assert values['clusterID'] == UUID
+    assert values['secret'] == {'enabled': True, 'create': True, 'hostMount': False,
+                                'name': 'cinder-csi-cloud-config'}
+    assert made['cloud_conf_key'] == ['secret', 'data', 'cloud.conf']
+    assert values['storageClass']['delete'] == {'isDefault': True}
+    assert values['csi']['plugin']['image'] == {
+        'repository': 'mirror.example.com/k8s/cinder-csi-plugin', 'tag': 'v1.36.1'}
+    assert values['csi']['attacher']['image'] == {
+        'repository': 'mirror.example.com/k8s/csi-attacher', 'tag': 'v4.9.0'}
+    assert values['csi']['livenessprobe']['image'] == {
+        'repository': 'mirror.example.com/k8s/livenessprobe'}
+    assert 'cinder-csi' not in cloud_plan('openstack', {'volume_driver': 'cinder'},
+                                          cinder_csi_enabled='false')
+    with pytest.raises(Invalid, match='cinder_csi_enabled requires volume_driver=cinder'):
+        labels.validate({'cinder_csi_enabled': 'true'}, cluster_user_trust=True)
+
+
+def test_cinder_volumes_need_the_services_cluster_user_trust_as_the_credential_is_handed_over():
+    with pytest.raises(Invalid, match='needs cluster_user_trust'):
+        labels.validate({}, volume_driver='cinder')
+    labels.validate({}, volume_driver='cinder', cluster_user_trust=True)
+    labels.validate({'cinder_csi_enabled': 'false'}, volume_driver='cinder')

@@ -33,7 +33,9 @@ notes:
   - The module reads and writes the same store as the C(magnum-ansible-api) REST API, so a
     record written here is visible through C(openstack coe ...) and the other way round.
   - Validation, defaults and state transitions come from the collection's core, the same
-    code the API uses.
+    code the API uses. Labels that hand the cluster an OpenStack credential
+    (C(cloud_provider_enabled)) are accepted only with E(MAGNUM_CLUSTER_USER_TRUST=true),
+    as the API's C(--cluster-user-trust) (Magnum's C(cluster_user_trust)).
   - CA private keys and cluster credentials in the store are sealed with the Fernet keys of
     the file named by the E(MAGNUM_SECRET_KEY_FILE) environment variable when it is set
     (the API sets it for its jobs); the first key seals, every key unseals.

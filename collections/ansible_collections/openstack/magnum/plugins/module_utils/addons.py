@@ -103,7 +103,7 @@ def _monitoring_values(conf, labels):
     return values
 
 
-def _monitoring_on(labels):
+def _monitoring_on(labels, conf):
     return by_name('kube-prometheus-stack').enabled(labels)
 
 
@@ -117,6 +117,63 @@ def _prometheus_adapter_values(conf, labels):
     return values
 
 
+def _cloud_nodes(conf):
+    """Whether the nodes are the cloud's servers (the OpenStack provider), so the
+    cloud controller manager initializes them; local nodes pointed at a cloud get its
+    load balancers and volumes only."""
+    return conf.get('provider') == 'openstack'
+
+
+def _cloud_provider_values(conf, labels):
+    """openstack-cloud-controller-manager as Magnum runs it: on the masters, the
+    cluster's UUID as its cluster name (its load balancers are then
+    ``kube_service_<uuid>_...``, which the cluster's delete removes), the chart's
+    cloud-config Secret holding cluster_cloud_config's file. On the cloud's servers it
+    initializes the nodes (kubelets run with --cloud-provider=external) and serves
+    LoadBalancer Services; on local nodes the Services only."""
+    controllers = (['cloud-node', 'cloud-node-lifecycle', 'service'] if _cloud_nodes(conf)
+                   else ['service'])
+    return {'cluster': {'name': conf['cluster_uuid']},
+            'enabledControllers': controllers,
+            'secret': {'enabled': True, 'create': True, 'name': 'cloud-config'}}
+
+
+def _cinder_csi_values(conf, labels):
+    """Cinder CSI with its own Secret of the same cloud-config, the cluster's UUID as
+    its cluster ID (volume metadata ``cinder.csi.openstack.org/cluster``, which the
+    cluster's delete looks for), and the chart's StorageClass ``csi-cinder-sc-delete``
+    the cluster's default; sidecar images through container_infra_prefix and the
+    guide's csi_*_tag labels."""
+    values = {'clusterID': conf['cluster_uuid'],
+              'secret': {'enabled': True, 'create': True, 'hostMount': False,
+                         'name': 'cinder-csi-cloud-config'},
+              'storageClass': {'enabled': True, 'delete': {'isDefault': True}}}
+    prefix = conf.get('container_infra_prefix')
+    for key, image, tag_label in CSI_SIDECARS:
+        if prefix:
+            _set(values, ('csi', key, 'image', 'repository'),
+                 k8s_config.image_repository(image, prefix))
+        if tag_label and labels.get(tag_label):
+            _set(values, ('csi', key, 'image', 'tag'), str(labels[tag_label]))
+    return values
+
+
+# Cinder CSI's sidecars: the values key, the image, the guide's tag label.
+CSI_SIDECARS = (
+    ('attacher', 'registry.k8s.io/sig-storage/csi-attacher', 'csi_attacher_tag'),
+    ('provisioner', 'registry.k8s.io/sig-storage/csi-provisioner', 'csi_provisioner_tag'),
+    ('snapshotter', 'registry.k8s.io/sig-storage/csi-snapshotter', 'csi_snapshotter_tag'),
+    ('resizer', 'registry.k8s.io/sig-storage/csi-resizer', 'csi_resizer_tag'),
+    ('livenessprobe', 'registry.k8s.io/sig-storage/livenessprobe', None),
+    ('nodeDriverRegistrar', 'registry.k8s.io/sig-storage/csi-node-driver-registrar',
+     'csi_node_driver_registrar_tag'),
+)
+
+
+def _cinder_csi_on(labels, conf):
+    return conf.get('volume_driver') == 'cinder'
+
+
 class Addon(object):
     """One add-on: ``label`` turns it on (``default``: the guide's value when unset),
     ``chart`` of ``repo`` at ``version`` (or the ``version_label``'s value) installed as
@@ -128,7 +185,7 @@ class Addon(object):
     def __init__(self, name, label, default, chart, repo, version, version_label,
                  namespace, values, image=None, image_key=('image', 'repository'),
                  tag_label=None, tag_key=('image', 'tag'), when=None, image_split=False,
-                 also=()):
+                 also=(), cloud_conf_key=None):
         self.name, self.label, self.default = name, label, default
         self.chart, self.repo, self.version = chart, repo, version
         self.version_label = version_label
@@ -143,10 +200,14 @@ class Addon(object):
         self.image_split = image_split
         # Older labels that turn it on too (prometheus_monitoring).
         self.also = also
+        # Where in its values the chart takes the cloud-config's text (the keys from the
+        # top), if it does: cluster_cloud_config writes such an add-on's values, so the
+        # credential never is a variable of the play.
+        self.cloud_conf_key = cloud_conf_key
 
-    def enabled(self, labels):
+    def enabled(self, labels, conf=None):
         if callable(self.when):
-            return self.when(labels) and labels_mod.to_bool(labels.get(self.label),
+            return self.when(labels, conf or {}) and labels_mod.to_bool(labels.get(self.label),
                                                             self.default)
         if self.when is not None:
             return labels.get(self.label) == self.when
@@ -155,6 +216,20 @@ class Addon(object):
 
 
 ADDONS = (
+    Addon('openstack-cloud-controller-manager', label='cloud_provider_enabled', default=False,
+          chart='openstack-cloud-controller-manager',
+          repo='https://kubernetes.github.io/cloud-provider-openstack', version='2.36.0',
+          version_label=None, namespace='kube-system', values=_cloud_provider_values,
+          image='registry.k8s.io/provider-os/openstack-cloud-controller-manager',
+          tag_label='cloud_provider_tag', cloud_conf_key=('cloudConfigContents',)),
+    Addon('cinder-csi', label='cinder_csi_enabled', default=True, when=_cinder_csi_on,
+          chart='openstack-cinder-csi',
+          repo='https://kubernetes.github.io/cloud-provider-openstack', version='2.36.0',
+          version_label=None, namespace='kube-system', values=_cinder_csi_values,
+          image='registry.k8s.io/provider-os/cinder-csi-plugin',
+          image_key=('csi', 'plugin', 'image', 'repository'),
+          tag_label='cinder_csi_plugin_tag', tag_key=('csi', 'plugin', 'image', 'tag'),
+          cloud_conf_key=('secret', 'data', 'cloud.conf')),
     Addon('metrics-server', label='metrics_server_enabled', default=True,
           chart='metrics-server', repo='https://kubernetes-sigs.github.io/metrics-server/',
           version='3.13.0', version_label='metrics_server_chart_tag', namespace='kube-system',
@@ -193,8 +268,6 @@ ADDONS = (
 # template or cluster is refused (a 400 saying so), never accepted and ignored. Each
 # label with what it would run; an add-on moves to ADDONS when it is built.
 NOT_DEPLOYED = (
-    ('cloud_provider_enabled', 'the OpenStack cloud controller manager'),
-    ('cinder_csi_enabled', 'Cinder CSI'),
     ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
     ('ingress_controller', None),
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana fed by Heapster, retired '
@@ -212,13 +285,14 @@ NOT_DEPLOYED = (
 INGRESS_NOT_DEPLOYED = {
     'nginx': 'ingress-nginx, retired upstream in March 2026; ingress_controller=traefik '
              'serves the same Ingress resources',
-    'octavia': 'the Octavia ingress controller, which needs the cloud provider',
+    'octavia': 'the Octavia ingress controller, not built yet; ingress_controller=traefik '
+               'serves the same Ingress resources',
 }
 
 
-def not_deployed(labels, volume_driver=None):
-    """What the labels (and template's ``volume_driver``) turn on that this driver does
-    not deploy, as ``label=value (what)`` strings; empty when nothing."""
+def not_deployed(labels):
+    """What the labels turn on that this driver does not deploy, as ``label=value
+    (what)`` strings; empty when nothing."""
     found = []
     for label, what in NOT_DEPLOYED:
         value = (labels or {}).get(label)
@@ -229,8 +303,6 @@ def not_deployed(labels, volume_driver=None):
             on = labels_mod.to_bool(value)
         if on:
             found.append('%s=%s (%s)' % (label, value, what))
-    if volume_driver == 'cinder':
-        found.append('volume_driver=cinder (Cinder CSI)')
     return found
 
 
@@ -274,7 +346,7 @@ def plan(conf, labels):
     prefix = conf.get('container_infra_prefix')
     made = []
     for addon in ADDONS:
-        if not addon.enabled(labels):
+        if not addon.enabled(labels, conf):
             continue
         version = chart_version(addon, labels)
         values = addon.values(conf, labels)
@@ -288,7 +360,8 @@ def plan(conf, labels):
             _set(values, addon.tag_key, str(labels[addon.tag_label]))
         made.append({'name': addon.name, 'chart': addon.chart, 'version': version,
                      'repo': addon.repo, 'archive': '%s-%s.tgz' % (addon.chart, version),
-                     'namespace': addon.namespace, 'values': values})
+                     'namespace': addon.namespace, 'values': values,
+                     'cloud_conf_key': list(addon.cloud_conf_key or ()) or None})
     return made
 
 

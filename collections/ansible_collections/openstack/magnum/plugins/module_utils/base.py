@@ -22,7 +22,7 @@ from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 
-from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, store
+from ansible_collections.openstack.magnum.plugins.module_utils import labels, lifecycle, store
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 STORE_ARGS = dict(
@@ -112,6 +112,14 @@ class MagnumModule(object):
 
     def run(self):
         raise NotImplementedError()
+
+    @property
+    def core_settings(self):
+        """The service settings the core's validation takes: cluster_user_trust (which
+        lets templates and clusters turn cloud_provider_enabled on) from
+        MAGNUM_CLUSTER_USER_TRUST, as the API's --cluster-user-trust."""
+        return {'cluster_user_trust': labels.to_bool(
+            os.environ.get('MAGNUM_CLUSTER_USER_TRUST'), False)}
 
     def exit_json(self, **kwargs):
         self.ansible.exit_json(**kwargs)

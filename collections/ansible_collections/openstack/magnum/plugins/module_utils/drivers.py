@@ -115,7 +115,7 @@ def _swarm_mode_refuses(template, labels):
 def _kubeadm_refuses(template, labels):
     """The add-ons the user guide's labels name that this driver does not deploy yet
     (addons.NOT_DEPLOYED): refused together, never silently ignored."""
-    found = addons.not_deployed(labels, template.get('volume_driver'))
+    found = addons.not_deployed(labels)
     if found:
         return ("The Kubernetes driver does not deploy these add-ons yet: %s. Unset them (or "
                 "set them false) - README, \"Kubernetes add-ons\", lists what it deploys"

@@ -156,10 +156,12 @@ def pod_network(cluster, template):
     return _network((cluster.get('labels') or {}).get(label) or DEFAULT_POD_CIDR, label)
 
 
-def settings(cluster, template, addon_images=None):
+def settings(cluster, template, addon_images=None, provider=None):
     """The Kubernetes settings of a cluster, from its labels and template, with the
     driver's defaults; ``addon_images`` (name -> image, the role's defaults) as the
-    cluster pulls them (``images``)."""
+    cluster pulls them (``images``); ``provider`` the infrastructure provider's name
+    (with ``cloud_provider_enabled`` on ``openstack``, the cloud controller manager
+    initializes the nodes: kubelets run with ``--cloud-provider=external``)."""
     labels = cluster.get('labels') or {}
     network_driver = template.get('network_driver') or 'flannel'
     tag = labels.get('kube_tag') or DEFAULT_KUBE_TAG
@@ -184,7 +186,13 @@ def settings(cluster, template, addon_images=None):
         if value and not any(a['name'] == flag for a in extra_args[component]):
             extra_args[component].append({'name': flag, 'value': str(value)})
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
+    if provider == 'openstack' and labels_mod.to_bool(labels.get('cloud_provider_enabled')) \
+            and not any(a['name'] == 'cloud-provider' for a in extra_args['kubelet']):
+        extra_args['kubelet'].append({'name': 'cloud-provider', 'value': 'external'})
     return {
+        'cluster_uuid': cluster.get('uuid'),
+        'provider': provider,
+        'volume_driver': template.get('volume_driver') or None,
         'kube_tag': tag,
         'version': tag.lstrip('v'),
         'kubeadm_api': 'kubeadm.k8s.io/' + _by_version(KUBEADM_APIS, minor),

@@ -116,6 +116,11 @@ CATALOGUE = {
     'csi_snapshotter_tag': (TAG, None),
     'csi_resizer_tag': (TAG, None),
     'csi_node_driver_registrar_tag': (TAG, None),
+    # Services of type LoadBalancer (the cloud provider; Magnum from Wallaby)
+    'octavia_provider': (STR, None),
+    'octavia_lb_algorithm': (STR, ('ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP',
+                                   'SOURCE_IP_PORT')),
+    'octavia_lb_healthcheck': (BOOL, None),
     # volumes
     'docker_volume_type': (STR, None),
     'boot_volume_size': (INT, None),
@@ -254,6 +259,11 @@ def validate(labels, coe=None, network_driver=None, volume_driver=None,
         if not cluster_user_trust and not set_true('cloud_provider_enabled'):
             raise Invalid("cinder_csi_enabled requires cloud_provider_enabled=true "
                           "(and cluster_user_trust enabled in the service).")
+    if volume_driver == 'cinder' and to_bool(labels.get('cinder_csi_enabled'), True) \
+            and not cluster_user_trust:
+        raise Invalid("volume_driver=cinder deploys Cinder CSI, which is given the cluster's "
+                      "OpenStack credential: that needs cluster_user_trust enabled in the "
+                      "service; or set cinder_csi_enabled=false.")
     if set_true('prometheus_adapter_enabled') and not on('monitoring_enabled'):
         raise Invalid("prometheus_adapter_enabled=true requires monitoring_enabled=true.")
     helm = version_tuple(labels.get('helm_client_tag'))

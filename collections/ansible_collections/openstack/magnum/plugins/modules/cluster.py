@@ -150,7 +150,7 @@ class ClusterModule(MagnumModule):
             self.exit_json(changed=True, cluster=None)
         data = self.given(CREATE_FIELDS)
         data['name'] = self.params['name']
-        record = lifecycle.record_cluster(self.store, data, self.scope)
+        record = lifecycle.record_cluster(self.store, data, self.scope, self.core_settings)
         self.exit_json(changed=True, cluster=public(record))
 
 

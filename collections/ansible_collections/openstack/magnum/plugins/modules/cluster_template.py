@@ -188,14 +188,15 @@ class ClusterTemplateModule(MagnumModule):
             if self.check_mode:
                 self.exit_json(changed=True, cluster_template=None)
             data = dict(wanted, name=name)
-            record = lifecycle.create_template(self.store, data, self.scope)
+            record = lifecycle.create_template(self.store, data, self.scope, self.core_settings)
             self.exit_json(changed=True, cluster_template=_public(record))
         patched = dict(current)
         for key, value in wanted.items():
             patched[key] = fields.coerce(fields.CLUSTER_TEMPLATE, key, value)
         changed = any(patched.get(k) != current.get(k) for k in wanted)
         if changed and not self.check_mode:
-            current = lifecycle.update_template(self.store, current, patched, self.scope)
+            current = lifecycle.update_template(self.store, current, patched, self.scope,
+                                                self.core_settings)
         self.exit_json(changed=changed, cluster_template=_public(current))
 
 

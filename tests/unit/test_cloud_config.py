@@ -1,0 +1,69 @@
+"""The cloud-config the OpenStack add-ons read: [Global] from the job's cloud (what a
+cluster may keep), [LoadBalancer] from its networks and Octavia labels, gcfg quoting."""
+
+import json
+
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+APP_CRED = {'auth_url': 'https://keystone.example.com/v3',
+            'application_credential_id': 'c0ffee', 'application_credential_secret': 's"e\\c'}
+
+
+def test_global_takes_the_clouds_credential_region_and_tls_setting():
+    section = dict(cloud_config.global_section('v3applicationcredential', APP_CRED,
+                                               region='RegionTwo', verify=False))
+    assert section == {'auth-url': 'https://keystone.example.com/v3',
+                       'application-credential-id': 'c0ffee',
+                       'application-credential-secret': 's"e\\c',
+                       'region': 'RegionTwo', 'tls-insecure': 'true'}
+    password = dict(cloud_config.global_section('password', {
+        'auth_url': 'http://k/v3', 'username': 'u', 'password': 'p', 'project_name': 'p1',
+        'user_domain_name': 'Default', 'project_domain_name': 'Default'}))
+    assert password['tenant-name'] == 'p1' and password['tenant-domain-name'] == 'Default'
+    assert 'tls-insecure' not in password
+
+
+@pytest.mark.parametrize('auth_type, auth, cacert, message', [
+    ('v3token', APP_CRED, None, 'auth type v3token cannot be given to a cluster'),
+    ('password', APP_CRED, '/etc/ssl/private-ca.pem', 'CA file'),
+    ('password', {'username': 'u'}, None, 'no auth_url'),
+])
+def test_what_a_cluster_cannot_keep_is_refused_naming_it(auth_type, auth, cacert, message):
+    with pytest.raises(Invalid, match=message):
+        cloud_config.global_section(auth_type, auth, cacert=cacert)
+
+
+def test_load_balancers_take_the_networks_and_the_guides_octavia_labels():
+    assert cloud_config.load_balancer_section({}, 'ext-id', 'subnet-id') == [
+        ('floating-network-id', 'ext-id'), ('subnet-id', 'subnet-id'),
+        ('create-monitor', 'true')]
+    section = dict(cloud_config.load_balancer_section(
+        {'octavia_provider': 'ovn', 'octavia_lb_algorithm': 'SOURCE_IP_PORT',
+         'octavia_lb_healthcheck': 'false'}))
+    assert section == {'lb-provider': 'ovn', 'lb-method': 'SOURCE_IP_PORT',
+                       'create-monitor': 'false'}
+    with pytest.raises(Invalid, match='octavia_lb_algorithm must be one of'):
+        cloud_config.load_balancer_section({'octavia_lb_algorithm': 'RANDOM'})
+
+
+def test_values_are_quoted_so_any_secret_reads_back_and_line_breaks_are_refused():
+    text = cloud_config.render([('Global', cloud_config.global_section(
+        'v3applicationcredential', APP_CRED)), ('LoadBalancer', [('subnet-id', 's1')])])
+    assert 'application-credential-secret = "s\\"e\\\\c"' in text
+    parsed = cloud_config.parse(text)
+    assert parsed['Global']['application-credential-secret'] == 's"e\\c'
+    assert parsed['LoadBalancer'] == {'subnet-id': 's1'}
+    with pytest.raises(Invalid, match='line break'):
+        cloud_config.render([('Global', [('password', 'a\nb')])])
+
+
+def test_helm_values_carry_the_text_at_the_charts_key_and_keep_the_rest():
+    values = {'secret': {'name': 'x'}, 'clusterID': 'u'}
+    made = json.loads(cloud_config.helm_values(values, ['secret', 'data', 'cloud.conf'], 'T'))
+    assert made == {'secret': {'name': 'x', 'data': {'cloud.conf': 'T'}}, 'clusterID': 'u'}
+    assert values == {'secret': {'name': 'x'}, 'clusterID': 'u'}
+    with pytest.raises(Invalid, match='not a mapping'):
+        cloud_config.helm_values({'secret': 'no'}, ['secret', 'data'], 'T')
