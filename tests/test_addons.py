@@ -66,6 +66,11 @@ CHART_STEP = """
         content: "{{ kubernetes_addon_charts | to_json }}"
         dest: "{{ out }}"
         mode: "0600"
+    - name: Say what the post-install manifest holds
+      ansible.builtin.copy:
+        content: "{{ kubernetes_post_install_objects | default(none) | to_json }}"
+        dest: "{{ out }}.post"
+        mode: "0600"
 """
 
 
@@ -118,3 +123,52 @@ def test_an_offline_directory_without_the_charts_fails_the_step_naming_them(tmp_
             "the add-ons off: metrics_server_enabled=false, npd_enabled=false, "
             "kube_dashboard_enabled=false)" % offline) \
         in run.stdout, run.stdout[-2000:]
+
+
+POST_INSTALL = """
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: standard}
+provisioner: cinder.csi.openstack.org
+---
+kind: List
+apiVersion: v1
+items:
+  - {apiVersion: v1, kind: Namespace, metadata: {name: team-a}}
+  - {apiVersion: v1, kind: ConfigMap, metadata: {name: note, namespace: team-a},
+     data: {text: "{{ lookup('pipe', 'id') }}"}}
+"""
+
+
+def test_the_post_install_manifest_is_read_before_the_nodes_from_a_file_or_a_url(tmp_path):
+    """Magnum's post_install_manifest_url (MAGNUM_K8S_POST_INSTALL_MANIFEST): its objects
+    are read in the chart step, before anything is done on the nodes, from a file or over
+    HTTP, as data (a template in it stays text); one that cannot be had or is not
+    Kubernetes objects fails the step naming it."""
+    manifest = tmp_path / 'site' / 'post.yaml'
+    manifest.parent.mkdir()
+    manifest.write_text(POST_INSTALL)
+    off = dict(ONLY_METRICS, metrics_server_enabled='false')
+    run, _ = chart_step(tmp_path, labels=off, MAGNUM_K8S_POST_INSTALL_MANIFEST=str(manifest))
+    assert run.returncode == 0, run.stdout[-2000:]
+    objects = json.loads((tmp_path / 'charts.json.post').read_text())
+    assert [(o['kind'], o['metadata']['name']) for o in objects] == [
+        ('StorageClass', 'standard'), ('Namespace', 'team-a'), ('ConfigMap', 'note')]
+    assert objects[2]['data'] == {'text': "{{ lookup('pipe', 'id') }}"}
+    with http_mirror(manifest.parent) as (url, requested):
+        run, _ = chart_step(tmp_path, labels=off,
+                            MAGNUM_K8S_POST_INSTALL_MANIFEST=url + '/post.yaml')
+        assert run.returncode == 0, run.stdout[-2000:]
+        assert json.loads((tmp_path / 'charts.json.post').read_text()) == objects
+        run, _ = chart_step(tmp_path, labels=off,
+                            MAGNUM_K8S_POST_INSTALL_MANIFEST=url + '/gone.yaml')
+        assert run.returncode != 0
+        assert 'The post-install manifest %s/gone.yaml (MAGNUM_K8S_POST_INSTALL_MANIFEST) ' \
+            'cannot be used: ' % url in run.stdout, run.stdout[-2000:]
+    manifest.write_text('apiVersion: v1\nkind: Namespace\n---\n- not an object\n')
+    run, _ = chart_step(tmp_path, labels=off, MAGNUM_K8S_POST_INSTALL_MANIFEST=str(manifest))
+    assert run.returncode != 0
+    assert 'The manifest %s: document 2 is not a Kubernetes object' % manifest in run.stdout
+    # Unset, there is nothing to apply.
+    run, _ = chart_step(tmp_path, labels=off)
+    assert run.returncode == 0 and (tmp_path / 'charts.json.post').read_text() == 'null'

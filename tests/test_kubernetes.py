@@ -28,7 +28,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils import addons, k8
 from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
     parse as parse_labels, version_tuple)
 
-from conftest import ApiServer, BIN, REPO, chart_archive, host_lock, wait_for
+from conftest import (ApiServer, BIN, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, chart_archive,
+                      host_lock, lab_connect, wait_for)
 from test_infra_docker import (docker_ls, docker_ok, host_addresses, nothing_left, refused_from,
                                remove_leftovers)
 from test_swarm import Playbooks, Rest
@@ -112,12 +113,12 @@ class Made:
 
 
 @contextlib.contextmanager
-def k8s_on_local_nodes(tmp_path, **env):
+def k8s_on_local_nodes(tmp_path, args=(), **env):
     """The API on the docker provider; whatever the test leaves of its cluster is
     removed on the way out."""
     env = dict({'XDG_DATA_HOME': str(tmp_path / 'data')}, **env)
     server = ApiServer('sqlite:///%s' % (tmp_path / 'm.sqlite'), REPO, tmp_path,
-                       provider='docker', env=env)
+                       provider='docker', env=env, args=args)
     made = Made(Rest(server.start()))
     try:
         yield made
@@ -938,6 +939,112 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
         assert all(n[2] == 'True' for n in ready_nodes(fresh).values())
 
         made.delete_to_nothing()
+
+
+def cloud_conf_of(conf, namespace, secret):
+    import base64
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
+    data = kubectl(conf, '-n', namespace, 'get', 'secret', secret, '-o',
+                   'jsonpath={.data.cloud\\.conf}')
+    return cloud_config.parse(base64.b64decode(data).decode())
+
+
+def cloud_made(conn, uuid):
+    """What Kubernetes made on the cloud for cluster ``uuid`` (cloud.scan's K8S kinds)."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    found = cloud.scan(conn, {'name': 'k', 'uuid': uuid})
+    return dict((kind, [r['name'] for r in found[kind]])
+                for kind in ('load_balancers', 'volumes'))
+
+
+@needs_artifacts
+@pytest.mark.openstack
+@pytest.mark.skipif(not LAB_CLOUD or not LAB_CLOUDS_YAML, reason=NEEDS_LAB[1].kwargs['reason'])
+def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
+    """cloud_provider_enabled and volume_driver=cinder on local nodes whose jobs are given
+    the lab cloud: the cloud controller manager (Services only) and Cinder CSI are
+    installed with the cloud-config of the lab's credential and the template's subnet; a
+    LoadBalancer Service gets an Octavia load balancer and a PVC a Cinder volume (made by
+    the controllers when the offline directory has their images, else made here as they
+    name them), and the cluster's delete removes both. The operator's post-install
+    manifest is applied too, as data."""
+    labels = dict(LABELS, cloud_provider_enabled='true')
+    planned = addons.plan(k8s_config.settings({'uuid': 'x', 'labels': labels},
+                                              {'volume_driver': 'cinder'}, provider='docker'),
+                          labels)
+    charts = [os.path.join(ARTIFACTS, LABELS.get('kube_tag', ''), 'charts', a['archive'])
+              for a in planned if a['cloud_conf_key']]
+    missing = [c for c in charts if not os.path.isfile(c) and not os.path.isfile(
+        os.path.join(ARTIFACTS, 'charts', os.path.basename(c)))]
+    if missing:
+        pytest.skip('the offline directory lacks the OpenStack add-ons\' charts: %s' % missing)
+    conn = lab_connect(LAB_CLOUDS_YAML)
+    name = 'magnum-test-occm-' + os.urandom(4).hex()
+    network = conn.network.create_network(name=name)
+    subnet = conn.network.create_subnet(name=name, network_id=network.id,
+                                        cidr='10.81.0.0/24', ip_version=4)
+    images = glob.glob(os.path.join(ARTIFACTS, '**', 'images', '*'), recursive=True)
+    post_install = tmp_path / 'post-install.yaml'
+    post_install.write_text('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site, namespace: '
+                            'default}\ndata: {text: "{{ lookup(\'pipe\', \'id\') }}"}\n')
+    try:
+        with k8s_on_local_nodes(tmp_path, args=['--cluster-user-trust'],
+                                MAGNUM_K8S_ARTIFACTS=ARTIFACTS, MAGNUM_CLOUD=LAB_CLOUD,
+                                OS_CLIENT_CONFIG_FILE=LAB_CLOUDS_YAML,
+                                MAGNUM_K8S_POST_INSTALL_MANIFEST=str(post_install)) as made:
+            rest = made.rest
+            rest.coe('cluster', 'template', 'create', 'kt',
+                     *real_template(cloud_provider_enabled='true'), '--volume-driver', 'cinder',
+                     '--fixed-network', network.id, '--fixed-subnet', subnet.id)
+            cluster = rest.create('k', 'kt', 1)
+            uuid = made.uuid = cluster['uuid']
+            assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+            conf = cluster_config(rest, 'k', tmp_path / 'cfg')
+            assert kubectl(conf, 'get', 'configmap', 'site', '-o', 'jsonpath={.data.text}') == \
+                "{{ lookup('pipe', 'id') }}"
+            occm = cloud_conf_of(conf, 'kube-system', 'cloud-config')
+            assert occm == cloud_conf_of(conf, 'kube-system', 'cinder-csi-cloud-config')
+            assert occm['LoadBalancer']['subnet-id'] == subnet.id
+            assert occm['LoadBalancer']['floating-network-id'] == \
+                conn.network.find_network('public').id
+            assert occm['Global']['auth-url'].rstrip('/') == \
+                conn.config.config['auth']['auth_url'].rstrip('/')
+            args = kubectl(conf, '-n', 'kube-system', 'get', 'daemonset',
+                           'openstack-cloud-controller-manager', '-o',
+                           'jsonpath={.spec.template.spec.containers[0].args}')
+            assert '--controllers=service' in args
+            assert kubectl(conf, 'get', 'storageclass', 'csi-cinder-sc-delete', '-o',
+                           'jsonpath={.metadata.annotations}').count('is-default-class')
+            if any('openstack-cloud-controller-manager' in i for i in images):
+                kubectl(conf, 'create', 'service', 'loadbalancer', 'web', '--tcp=80:80')
+                wait_for(lambda: cloud_made(conn, uuid)['load_balancers'], timeout=600,
+                         interval=5)
+            else:
+                conn.load_balancer.create_load_balancer(
+                    name='kube_service_%s_default_web' % uuid, vip_subnet_id=subnet.id)
+            if any('cinder-csi-plugin' in i for i in images):
+                kubectl(conf, 'apply', '-f', '-', stdin=PVC)
+                wait_for(lambda: cloud_made(conn, uuid)['volumes'], timeout=600, interval=5)
+            else:
+                conn.block_storage.create_volume(
+                    size=1, name='pvc-' + os.urandom(8).hex(),
+                    metadata={'cinder.csi.openstack.org/cluster': uuid})
+            assert all(cloud_made(conn, uuid).values())
+            made.delete_to_nothing()
+            assert not any(cloud_made(conn, uuid).values())
+    finally:
+        conn.network.delete_subnet(subnet, ignore_missing=True)
+        conn.network.delete_network(network, ignore_missing=True)
+
+
+PVC = """
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+"""
 
 
 @needs_upgrade

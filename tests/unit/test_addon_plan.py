@@ -280,3 +280,8 @@ def test_cinder_volumes_need_the_services_cluster_user_trust_as_the_credential_i
         labels.validate({}, volume_driver='cinder')
     labels.validate({}, volume_driver='cinder', cluster_user_trust=True)
     labels.validate({'cinder_csi_enabled': 'false'}, volume_driver='cinder')
+    # What the cluster's delete then removes from the cloud on local nodes.
+    assert addons.cloud_addons({}, {'volume_driver': 'cinder'}) == ['cinder-csi']
+    assert addons.cloud_addons({'cloud_provider_enabled': 'true'}, {}) == [
+        'openstack-cloud-controller-manager']
+    assert addons.cloud_addons({'cinder_csi_enabled': 'false'}, {'volume_driver': 'cinder'}) == []

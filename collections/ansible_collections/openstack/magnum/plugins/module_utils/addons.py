@@ -207,8 +207,8 @@ class Addon(object):
 
     def enabled(self, labels, conf=None):
         if callable(self.when):
-            return self.when(labels, conf or {}) and labels_mod.to_bool(labels.get(self.label),
-                                                            self.default)
+            return self.when(labels, conf or {}) and labels_mod.to_bool(
+                labels.get(self.label), self.default)
         if self.when is not None:
             return labels.get(self.label) == self.when
         return labels_mod.to_bool(labels.get(self.label), self.default) or any(
@@ -304,6 +304,35 @@ def not_deployed(labels):
         if on:
             found.append('%s=%s (%s)' % (label, value, what))
     return found
+
+
+def cloud_addons(labels, template):
+    """The add-ons the labels and template turn on that are given the cloud (and make
+    load balancers, floating IPs and volumes in it for the cluster)."""
+    conf = {'volume_driver': (template or {}).get('volume_driver')}
+    return [a.name for a in ADDONS if a.cloud_conf_key and a.enabled(labels or {}, conf)]
+
+
+def manifest_objects(text, source):
+    """The Kubernetes objects of a manifest's text (YAML documents, a ``List``'s items
+    taken one by one), each checked to name its apiVersion and kind; ``source`` names
+    the manifest in errors. YAML tags are not evaluated (safe loading)."""
+    import yaml
+    try:
+        documents = [d for d in yaml.safe_load_all(text or '') if d is not None]
+    except yaml.YAMLError as exc:
+        raise Invalid("The manifest %s is not YAML: %s" % (source, exc))
+    objects = []
+    for number, doc in enumerate(documents, 1):
+        items = doc.get('items') if isinstance(doc, dict) and doc.get('kind') == 'List' else [doc]
+        for item in items or []:
+            if not isinstance(item, dict) or not item.get('apiVersion') or not item.get('kind'):
+                raise Invalid("The manifest %s: document %d is not a Kubernetes object "
+                              "(apiVersion and kind)." % (source, number))
+            objects.append(item)
+    if not objects:
+        raise Invalid("The manifest %s holds no Kubernetes object." % source)
+    return objects
 
 
 def by_name(name):

@@ -50,7 +50,7 @@ def global_section(auth_type, auth, region=None, verify=True, cacert=None, inter
                       "the cluster's controllers cannot be given yet; use a publicly "
                       "trusted endpoint or verify: false.")
     section = [(key, auth[name]) for name, key in GLOBAL_KEYS if auth.get(name)]
-    if not any(key == 'auth-url' for key, _ in section):
+    if not any(entry[0] == 'auth-url' for entry in section):
         raise Invalid("cloud_provider_enabled: the cloud has no auth_url.")
     if region:
         section.append(('region', region))
@@ -123,7 +123,7 @@ def parse(text):
         if line.startswith('[') and line.endswith(']'):
             current = sections.setdefault(line[1:-1], {})
             continue
-        key, _, value = line.partition('=')
+        key, value = line.split('=', 1) if '=' in line else (line, '')
         value = value.strip()
         if len(value) > 1 and value.startswith('"') and value.endswith('"'):
             value = _unquote(value[1:-1])

@@ -126,7 +126,7 @@ class ClusterCloudConfigModule(CloudModule):
         if changed and not self.check_mode:
             _write_private(dest, text)
         self.exit_json(changed=changed, sections=dict(
-            (name, [key for key, _ in entries]) for name, entries in sections))
+            (name, [entry[0] for entry in entries]) for name, entries in sections))
 
     def _find(self, find, ident, what):
         if not ident:
