@@ -696,9 +696,9 @@ def sha256(path):
 
 
 def kubectl(kubeconfig, *args, check=True, stdin=None):
-    run = subprocess.run([kubectl_binary(), '--kubeconfig',
-                          str(kubeconfig)] + list(args), capture_output=True, text=True,
-                         timeout=300, input=stdin)
+    given = ['--kubeconfig', str(kubeconfig)] if kubeconfig is not None else []
+    run = subprocess.run([kubectl_binary()] + given + list(args), capture_output=True,
+                         text=True, timeout=300, input=stdin)
     assert not check or run.returncode == 0, run.stdout + run.stderr
     return run.stdout if check else run
 
@@ -967,8 +967,12 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
     LoadBalancer Service gets an Octavia load balancer and a PVC a Cinder volume (made by
     the controllers when the offline directory has their images, else made here as they
     name them), and the cluster's delete removes both. The operator's post-install
-    manifest is applied too, as data."""
-    labels = dict(LABELS, cloud_provider_enabled='true')
+    manifest is applied too, as data. keystone_auth_enabled: the API server asks
+    k8s-keystone-auth (the lab's Keystone) about bearer tokens before RBAC: a lab token
+    lists pods as the operator's policy allows when the offline directory has the
+    webhook's image, else is refused (the webhook does not answer), while certificates
+    keep working."""
+    labels = dict(LABELS, cloud_provider_enabled='true', keystone_auth_enabled='true')
     planned = addons.plan(k8s_config.settings({'uuid': 'x', 'labels': labels},
                                               {'volume_driver': 'cinder'}, provider='docker'),
                           labels)
@@ -987,14 +991,21 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
     post_install = tmp_path / 'post-install.yaml'
     post_install.write_text('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: site, namespace: '
                             'default}\ndata: {text: "{{ lookup(\'pipe\', \'id\') }}"}\n')
+    policy = tmp_path / 'keystone-policy.json'
+    policy.write_text(json.dumps([{
+        'resource': {'verbs': ['get', 'list'], 'resources': ['pods'], 'version': '*',
+                     'namespace': 'default'},
+        'match': [{'type': 'project', 'values': [conn.current_project_id]}]}]))
     try:
         with k8s_on_local_nodes(tmp_path, args=['--cluster-user-trust'],
                                 MAGNUM_K8S_ARTIFACTS=ARTIFACTS, MAGNUM_CLOUD=LAB_CLOUD,
                                 OS_CLIENT_CONFIG_FILE=LAB_CLOUDS_YAML,
-                                MAGNUM_K8S_POST_INSTALL_MANIFEST=str(post_install)) as made:
+                                MAGNUM_K8S_POST_INSTALL_MANIFEST=str(post_install),
+                                MAGNUM_K8S_KEYSTONE_AUTH_POLICY=str(policy)) as made:
             rest = made.rest
             rest.coe('cluster', 'template', 'create', 'kt',
-                     *real_template(cloud_provider_enabled='true'), '--volume-driver', 'cinder',
+                     *real_template(cloud_provider_enabled='true', keystone_auth_enabled='true'),
+                     '--volume-driver', 'cinder',
                      '--fixed-network', network.id, '--fixed-subnet', subnet.id)
             cluster = rest.create('k', 'kt', 1)
             uuid = made.uuid = cluster['uuid']
@@ -1015,6 +1026,7 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
             assert '--controllers=service' in args
             assert kubectl(conf, 'get', 'storageclass', 'csi-cinder-sc-delete', '-o',
                            'jsonpath={.metadata.annotations}').count('is-default-class')
+            check_keystone_auth(conf, conn, any('k8s-keystone-auth' in i for i in images))
             if any('openstack-cloud-controller-manager' in i for i in images):
                 kubectl(conf, 'create', 'service', 'loadbalancer', 'web', '--tcp=80:80')
                 wait_for(lambda: cloud_made(conn, uuid)['load_balancers'], timeout=600,
@@ -1035,6 +1047,37 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
     finally:
         conn.network.delete_subnet(subnet, ignore_missing=True)
         conn.network.delete_network(network, ignore_missing=True)
+
+
+def check_keystone_auth(conf, conn, webhook_runs):
+    master = kubectl(conf, 'get', 'nodes', '-l', 'node-role.kubernetes.io/control-plane', '-o',
+                     'jsonpath={.items[0].metadata.name}')
+    command = kubectl(conf, '-n', 'kube-system', 'get', 'pod', 'kube-apiserver-' + master,
+                      '-o', 'jsonpath={.spec.containers[0].command}')
+    assert '--authorization-mode=Node,Webhook,RBAC' in command
+    assert '--authentication-token-webhook-config-file=' in command
+    args = kubectl(conf, '-n', 'kube-system', 'get', 'daemonset', 'k8s-keystone-auth', '-o',
+                   'jsonpath={.spec.template.spec.containers[0].args}')
+    assert '--keystone-url=%s' % conn.config.config['auth']['auth_url'] in args
+    policy = kubectl(conf, '-n', 'kube-system', 'get', 'configmap', 'k8s-keystone-auth-policy',
+                     '-o', 'jsonpath={.data.policies}')
+    assert conn.current_project_id in policy
+    server = kubectl(conf, 'config', 'view', '--minify', '-o',
+                     'jsonpath={.clusters[0].cluster.server}')
+    with_token = ['--server', server, '--insecure-skip-tls-verify', '--token',
+                  conn.auth_token, '--kubeconfig', '/dev/null']
+    if webhook_runs:
+        kubectl(conf, '-n', 'kube-system', 'rollout', 'status', 'daemonset/k8s-keystone-auth',
+                '--timeout=300s')
+        wait_for(lambda: kubectl(None, *with_token, '-n', 'default', 'get', 'pods',
+                                 check=False).returncode == 0, timeout=120, interval=3)
+        denied = kubectl(None, *with_token, '-n', 'kube-system', 'get', 'secrets', check=False)
+        assert denied.returncode != 0 and 'forbidden' in denied.stderr.lower(), denied.stderr
+    else:
+        refused = kubectl(None, *with_token, 'get', 'pods', check=False)
+        assert refused.returncode != 0 and 'Unauthorized' in refused.stderr + refused.stdout, \
+            refused.stderr
+    assert kubectl(conf, 'get', 'nodes', check=False).returncode == 0
 
 
 PVC = """

@@ -1,6 +1,8 @@
 """Kubernetes add-ons' pure parts: what the labels turn on (the guide's defaults), chart
 versions, values and image prefix, and where each chart comes from."""
 
+import json
+
 import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils import addons
@@ -285,3 +287,59 @@ def test_cinder_volumes_need_the_services_cluster_user_trust_as_the_credential_i
     assert addons.cloud_addons({'cloud_provider_enabled': 'true'}, {}) == [
         'openstack-cloud-controller-manager']
     assert addons.cloud_addons({'cinder_csi_enabled': 'false'}, {'volume_driver': 'cinder'}) == []
+
+
+def test_keystone_auth_puts_the_webhook_before_rbac_on_every_master():
+    conf = k8s.settings({'uuid': UUID, 'project_id': 'p1',
+                         'labels': {'keystone_auth_enabled': 'true'}}, TEMPLATE)
+    node = {'name': 'm', 'address': '10.0.0.5', 'role': 'master', 'nodegroup': 'default-master'}
+    (cluster,) = [d for d in k8s.kubeadm_init(conf, node, '10.0.0.5')
+                  if d['kind'] == 'ClusterConfiguration']
+    args = dict((a['name'], a['value']) for a in cluster['apiServer']['extraArgs'])
+    assert args['authorization-mode'] == 'Node,Webhook,RBAC'
+    assert args['authentication-token-webhook-config-file'] == \
+        args['authorization-webhook-config-file'] == k8s.KEYSTONE_WEBHOOK_CONFIG
+    assert cluster['apiServer']['extraVolumes'] == [{
+        'name': 'keystone-webhook', 'hostPath': '/etc/kubernetes/keystone-webhook',
+        'mountPath': '/etc/kubernetes/keystone-webhook', 'readOnly': True,
+        'pathType': 'DirectoryOrCreate'}]
+    webhook = json.loads(k8s.keystone_webhook_kubeconfig())
+    assert webhook['clusters'][0]['cluster']['server'] == 'https://127.0.0.1:8443/webhook'
+    # Off, the API server is kubeadm's; a kubeapi_options flag of the same name wins.
+    plain = k8s.settings({'labels': {}}, TEMPLATE)
+    (cluster,) = [d for d in k8s.kubeadm_init(plain, node, '10.0.0.5')
+                  if d['kind'] == 'ClusterConfiguration']
+    assert 'extraVolumes' not in cluster['apiServer'] and 'authorization-mode' not in str(cluster)
+    own = k8s.settings({'labels': {'keystone_auth_enabled': 'true',
+                                   'kubeapi_options': '--authorization-mode=Node,RBAC,Webhook'}},
+                       TEMPLATE)
+    assert [a['value'] for a in own['extra_args']['apiServer']
+            if a['name'] == 'authorization-mode'] == ['Node,RBAC,Webhook']
+
+
+def test_keystone_auth_runs_on_the_masters_with_the_clouds_keystone_and_a_default_policy():
+    labels_ = {'keystone_auth_enabled': 'true', 'container_infra_prefix': 'mirror.example.com/k8s',
+               'k8s_keystone_auth_tag': 'v1.36.1'}
+    conf = k8s.settings({'uuid': UUID, 'project_id': 'p1', 'labels': labels_}, TEMPLATE)
+    made = addons.keystone_auth(conf, labels_, 'https://keystone.example.com/v3')
+    (daemonset,) = [o for o in made['objects'] if o['kind'] == 'DaemonSet']
+    pod = daemonset['spec']['template']['spec']
+    (container,) = pod['containers']
+    assert container['image'] == 'mirror.example.com/k8s/k8s-keystone-auth:v1.36.1'
+    assert '--keystone-url=https://keystone.example.com/v3' in container['args']
+    assert '--listen=127.0.0.1:8443' in container['args']
+    assert pod['hostNetwork'] and pod['nodeSelector'] == {
+        'node-role.kubernetes.io/control-plane': ''}
+    (policy,) = made['placeholders']
+    rules = json.loads(policy['data']['policies'])
+    assert {'type': 'project', 'values': ['p1']} in rules[0]['match']
+    assert [r['match'][0]['values'] for r in rules[:3]] == [
+        ['k8s_admin'], ['k8s_developer'], ['k8s_viewer']]
+    own = addons.keystone_auth(conf, labels_, 'https://k/v3', '[{"match": [{"type": "project", '
+                                                              '"values": ["$PROJECT_ID"]}]}]')
+    assert json.loads(own['placeholders'][0]['data']['policies']) == [
+        {'match': [{'type': 'project', 'values': ['p1']}]}]
+    with pytest.raises(Invalid, match='not JSON'):
+        addons.keystone_auth(conf, labels_, 'https://k/v3', '[{')
+    with pytest.raises(Invalid, match='needs the cloud whose Keystone'):
+        addons.keystone_auth(conf, labels_, None)

@@ -268,7 +268,6 @@ ADDONS = (
 # template or cluster is refused (a 400 saying so), never accepted and ignored. Each
 # label with what it would run; an add-on moves to ADDONS when it is built.
 NOT_DEPLOYED = (
-    ('keystone_auth_enabled', 'the k8s-keystone-auth webhook'),
     ('ingress_controller', None),
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana fed by Heapster, retired '
                                          'upstream; monitoring_enabled gives Grafana on '
@@ -311,6 +310,105 @@ def cloud_addons(labels, template):
     load balancers, floating IPs and volumes in it for the cluster)."""
     conf = {'volume_driver': (template or {}).get('volume_driver')}
     return [a.name for a in ADDONS if a.cloud_conf_key and a.enabled(labels or {}, conf)]
+
+
+# k8s-keystone-auth (keystone_auth_enabled): upstream ships manifests only, so its
+# objects are made here and applied as they are.
+KEYSTONE_AUTH_IMAGE = 'registry.k8s.io/provider-os/k8s-keystone-auth'
+KEYSTONE_AUTH_TAG = 'v1.36.0'
+KEYSTONE_AUTH_POLICY = 'k8s-keystone-auth-policy'
+# The user guide's roles: k8s_admin everything, k8s_developer the workloads of every
+# namespace, k8s_viewer reads; each in the cluster's project only.
+KEYSTONE_ROLES = (
+    ('k8s_admin', ['*'], '*'),
+    ('k8s_developer', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], '*'),
+    ('k8s_viewer', ['get', 'list', 'watch'], '*'),
+)
+DISCOVERY_PATHS = ('/api', '/api/*', '/apis', '/apis/*', '/version', '/healthz')
+
+
+def keystone_auth_policy(project_id, text=None):
+    """The placeholder policy (the ConfigMap users then edit): the operator's ``text``
+    (Magnum's keystone_auth_default_policy, a JSON list, ``$PROJECT_ID`` standing for the
+    cluster's project) or the guide's three roles in the cluster's project."""
+    import json
+    if text:
+        try:
+            policy = json.loads(text.replace('$PROJECT_ID', project_id or ''))
+        except ValueError as exc:
+            raise Invalid("The Keystone auth policy is not JSON: %s" % exc)
+        if not isinstance(policy, list):
+            raise Invalid("The Keystone auth policy must be a JSON list of rules.")
+        return json.dumps(policy, indent=2)
+    project = {'type': 'project', 'values': [project_id]}
+    policy = [{'resource': {'verbs': verbs, 'resources': ['*'], 'version': '*',
+                            'namespace': namespace},
+               'match': [{'type': 'role', 'values': [role]}, project]}
+              for role, verbs, namespace in KEYSTONE_ROLES]
+    policy += [{'nonresource': {'verbs': ['get'], 'path': path},
+                'match': [{'type': 'role', 'values': [r[0] for r in KEYSTONE_ROLES]}, project]}
+               for path in DISCOVERY_PATHS]
+    return json.dumps(policy, indent=2)
+
+
+def keystone_auth(conf, labels, keystone_url, policy_text=None):
+    """k8s-keystone-auth as Magnum ran it: on every master, on the host's network, on the
+    loopback (the API server's webhook kubeconfig, k8s_config.KEYSTONE_WEBHOOK_CONFIG,
+    names it) with the API server's own serving certificate, asking ``keystone_url``
+    about tokens and reading its policy from the ConfigMap k8s-keystone-auth-policy.
+    Returns ``objects`` (applied as they are at every run) and ``placeholders`` (the
+    policy ConfigMap, made only where missing: users edit it)."""
+    if not keystone_url:
+        raise Invalid("keystone_auth_enabled needs the cloud whose Keystone authenticates "
+                      "(MAGNUM_CLOUD).")
+    labels = labels or {}
+    namespace, name = 'kube-system', 'k8s-keystone-auth'
+    meta = {'name': name, 'namespace': namespace, 'labels': {'k8s-app': name}}
+    image = k8s_config.addon_image('%s:%s' % (KEYSTONE_AUTH_IMAGE, KEYSTONE_AUTH_TAG),
+                                   conf.get('container_infra_prefix'),
+                                   labels.get('k8s_keystone_auth_tag'))
+    pki = '/etc/kubernetes/pki'
+    pod = {
+        'serviceAccountName': 'k8s-keystone', 'hostNetwork': True,
+        'priorityClassName': 'system-node-critical',
+        'nodeSelector': {'node-role.kubernetes.io/control-plane': ''},
+        'tolerations': [dict(t) for t in CONTROL_PLANE_TOLERATIONS] + [
+            {'key': 'node.cloudprovider.kubernetes.io/uninitialized', 'value': 'true',
+             'effect': 'NoSchedule'}],
+        'containers': [{
+            'name': name, 'image': image, 'command': ['/bin/k8s-keystone-auth'],
+            'args': ['--tls-cert-file=%s/apiserver.crt' % pki,
+                     '--tls-private-key-file=%s/apiserver.key' % pki,
+                     '--keystone-url=%s' % keystone_url,
+                     '--policy-configmap-name=%s' % KEYSTONE_AUTH_POLICY,
+                     '--listen=%s' % k8s_config.KEYSTONE_WEBHOOK_ADDRESS],
+            # The API server's key is root's.
+            'securityContext': {'runAsUser': 0},
+            'volumeMounts': [{'name': 'pki', 'mountPath': pki, 'readOnly': True}]}],
+        'volumes': [{'name': 'pki', 'hostPath': {'path': pki, 'type': 'Directory'}}]}
+    objects = [
+        {'apiVersion': 'v1', 'kind': 'ServiceAccount',
+         'metadata': dict(meta, name='k8s-keystone')},
+        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRole',
+         'metadata': {'name': name, 'labels': meta['labels']},
+         'rules': [{'apiGroups': [''], 'resources': ['configmaps'],
+                    'verbs': ['get', 'watch', 'list']}]},
+        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
+         'metadata': {'name': name, 'labels': meta['labels']},
+         'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
+                     'name': name},
+         'subjects': [{'kind': 'ServiceAccount', 'name': 'k8s-keystone',
+                       'namespace': namespace}]},
+        {'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': meta,
+         'spec': {'selector': {'matchLabels': {'k8s-app': name}},
+                  'updateStrategy': {'type': 'RollingUpdate'},
+                  'template': {'metadata': {'labels': {'k8s-app': name}}, 'spec': pod}}},
+    ]
+    placeholders = [{
+        'apiVersion': 'v1', 'kind': 'ConfigMap',
+        'metadata': {'name': KEYSTONE_AUTH_POLICY, 'namespace': namespace},
+        'data': {'policies': keystone_auth_policy(conf.get('project_id'), policy_text)}}]
+    return {'objects': objects, 'placeholders': placeholders}
 
 
 def manifest_objects(text, source):

@@ -54,6 +54,11 @@ UNAME_ARCHES = {'x86_64': 'amd64', 'aarch64': 'arm64', 'armv7l': 'arm', 'armv8l'
 ELF_ARCHES = {(62, 1): 'amd64', (183, 1): 'arm64', (40, 1): 'arm', (21, 1): 'ppc64le',
               (21, 2): 'ppc64', (22, 2): 's390x', (243, 1): 'riscv64', (3, 1): '386'}
 API_PORT = 6443
+# keystone_auth_enabled: the API server asks k8s-keystone-auth (on every master, on the
+# loopback) about bearer tokens and authorizations, through this kubeconfig on the masters.
+KEYSTONE_WEBHOOK_DIR = '/etc/kubernetes/keystone-webhook'
+KEYSTONE_WEBHOOK_CONFIG = KEYSTONE_WEBHOOK_DIR + '/webhook.kubeconfig'
+KEYSTONE_WEBHOOK_ADDRESS = '127.0.0.1:8443'
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
 # The images only the control plane's static pods run: workers are not given them.
 CONTROL_PLANE_IMAGES = ('kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'etcd')
@@ -185,12 +190,20 @@ def settings(cluster, template, addon_images=None, provider=None):
              labels.get('admission_control_list', '').replace(' ', ''))):
         if value and not any(a['name'] == flag for a in extra_args[component]):
             extra_args[component].append({'name': flag, 'value': str(value)})
+    keystone_auth = labels_mod.to_bool(labels.get('keystone_auth_enabled'))
+    for flag, value in (('authentication-token-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
+                        ('authorization-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
+                        ('authorization-mode', 'Node,Webhook,RBAC')) if keystone_auth else ():
+        if not any(a['name'] == flag for a in extra_args['apiServer']):
+            extra_args['apiServer'].append({'name': flag, 'value': value})
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
     if provider == 'openstack' and labels_mod.to_bool(labels.get('cloud_provider_enabled')) \
             and not any(a['name'] == 'cloud-provider' for a in extra_args['kubelet']):
         extra_args['kubelet'].append({'name': 'cloud-provider', 'value': 'external'})
     return {
         'cluster_uuid': cluster.get('uuid'),
+        'project_id': cluster.get('project_id'),
+        'keystone_auth': keystone_auth,
         'provider': provider,
         'volume_driver': template.get('volume_driver') or None,
         'kube_tag': tag,
@@ -356,10 +369,29 @@ def kubeadm_init(conf, node, endpoint_host, sans=()):
     }
     if conf['coredns_tag']:
         cluster['dns'] = {'imageTag': conf['coredns_tag']}
+    if conf.get('keystone_auth'):
+        cluster['apiServer']['extraVolumes'] = [{
+            'name': 'keystone-webhook', 'hostPath': KEYSTONE_WEBHOOK_DIR,
+            'mountPath': KEYSTONE_WEBHOOK_DIR, 'readOnly': True,
+            'pathType': 'DirectoryOrCreate'}]
     init = {'apiVersion': conf['kubeadm_api'], 'kind': 'InitConfiguration',
             'localAPIEndpoint': {'advertiseAddress': node['address'], 'bindPort': API_PORT},
             'nodeRegistration': _registration(conf, node, master=True)}
     return [init, cluster, kubelet_config(conf), kube_proxy_config(conf)]
+
+
+def keystone_webhook_kubeconfig():
+    """The kubeconfig the API server reaches k8s-keystone-auth with (its serving
+    certificate is the API server's own, on the same master: not verified, as
+    upstream's example)."""
+    return json.dumps({
+        'apiVersion': 'v1', 'kind': 'Config', 'preferences': {},
+        'clusters': [{'name': 'webhook', 'cluster': {
+            'server': 'https://%s/webhook' % KEYSTONE_WEBHOOK_ADDRESS,
+            'insecure-skip-tls-verify': True}}],
+        'users': [{'name': 'webhook', 'user': {}}],
+        'contexts': [{'name': 'webhook', 'context': {'cluster': 'webhook', 'user': 'webhook'}}],
+        'current-context': 'webhook'}, indent=2, sort_keys=True) + '\n'
 
 
 def kubeadm_join(conf, node, endpoint_host, token, ca_cert_hash, certificate_key=None):

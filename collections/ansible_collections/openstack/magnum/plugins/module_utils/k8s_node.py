@@ -249,6 +249,12 @@ class NodeSetup(object):
         if wanted:
             self.file(os.path.join(top, wanted, 'hosts.toml'), k8s_config.registry_hosts(conf))
 
+    def keystone_webhook(self, conf, master):
+        """A master's kubeconfig for the API server's Keystone webhook (keystone_auth)."""
+        if master and conf.get('keystone_auth'):
+            self.file(k8s_config.KEYSTONE_WEBHOOK_CONFIG, k8s_config.keystone_webhook_kubeconfig(),
+                      mode=0o600)
+
     def kubelet(self, bin_dir):
         unit = self.file(KUBELET_UNIT, kubelet_unit(bin_dir))
         dropin = self.file(KUBEADM_DROPIN, kubeadm_dropin(bin_dir))
@@ -362,6 +368,7 @@ class NodeSetup(object):
         self.kernel()
         self.tun(conf)
         self.registries(conf)
+        self.keystone_webhook(conf, params.get('master'))
         self.kubelet(params['bin_dir'])
         self.cni_plugins()
         restart = self.containerd(conf, params.get('containerd'),

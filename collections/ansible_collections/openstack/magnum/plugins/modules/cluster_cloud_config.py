@@ -38,6 +38,14 @@ options:
       - Name or ID of the subnet of the cluster's nodes (the load balancers' members).
         Defaults to the template's C(fixed_subnet).
     type: str
+  sections:
+    description:
+      - The sections to write; C(Global) alone (what k8s-keystone-auth takes, its
+        C(auth-url)) does not look the networks up.
+    type: list
+    elements: str
+    choices: [Global, LoadBalancer]
+    default: [Global, LoadBalancer]
   values:
     description: The Helm values the cloud-config is added to (with I(values_key)).
     type: dict
@@ -70,6 +78,11 @@ EXAMPLES = r'''
 '''
 
 RETURN = r'''
+auth_url:
+  description: The cloud's Keystone (what k8s-keystone-auth asks about tokens).
+  returned: success
+  type: str
+  sample: https://keystone.example.com/v3
 sections:
   description: The keys written in each section (values left out).
   returned: always
@@ -90,6 +103,8 @@ class ClusterCloudConfigModule(CloudModule):
     argument_spec = dict(
         dest=dict(type='path', required=True),
         subnet=dict(type='str'),
+        sections=dict(type='list', elements='str', choices=['Global', 'LoadBalancer'],
+                      default=['Global', 'LoadBalancer']),
         values=dict(type='dict', default={}),
         values_key=dict(type='list', elements='str', no_log=False),
     )
@@ -99,22 +114,21 @@ class ClusterCloudConfigModule(CloudModule):
                                   by_name=False)
         config = conn.config.config
         try:
-            sections = [
-                ('Global', cloud_config.global_section(
-                    config.get('auth_type'), config.get('auth') or {},
-                    region=conn.config.region_name, verify=config.get('verify'),
-                    cacert=config.get('cacert'),
-                    interface=None if config.get('interface') in (None, 'public')
-                    else config['interface'])),
-                ('LoadBalancer', cloud_config.load_balancer_section(
+            sections = [('Global', cloud_config.global_section(
+                config.get('auth_type'), config.get('auth') or {},
+                region=conn.config.region_name, verify=config.get('verify'),
+                cacert=config.get('cacert'),
+                interface=None if config.get('interface') in (None, 'public')
+                else config['interface']))]
+            if 'LoadBalancer' in self.params['sections']:
+                sections.append(('LoadBalancer', cloud_config.load_balancer_section(
                     record.get('labels'),
                     floating_network_id=self._find(conn.network.find_network,
                                                    template.get('external_network_id'),
                                                    'external network'),
                     subnet_id=self._find(conn.network.find_subnet,
                                          self.params['subnet'] or template.get('fixed_subnet'),
-                                         'subnet'))),
-            ]
+                                         'subnet'))))
             text = cloud_config.render(sections)
             if self.params['values_key']:
                 text = cloud_config.helm_values(self.params['values'],
@@ -125,8 +139,9 @@ class ClusterCloudConfigModule(CloudModule):
         changed = not os.path.isfile(dest) or _read(dest) != text
         if changed and not self.check_mode:
             _write_private(dest, text)
-        self.exit_json(changed=changed, sections=dict(
-            (name, [entry[0] for entry in entries]) for name, entries in sections))
+        self.exit_json(changed=changed, auth_url=dict(sections[0][1])['auth-url'],
+                       sections=dict((name, [entry[0] for entry in entries])
+                                     for name, entries in sections))
 
     def _find(self, find, ident, what):
         if not ident:

@@ -39,6 +39,10 @@ options:
     description: Where the Kubernetes binaries are on the node.
     type: path
     required: true
+  master:
+    description: Whether the node is a master (it gets the API server's files).
+    type: bool
+    default: false
   controller_resolv:
     description: The controller's C(/etc/resolv.conf), whose servers replace the node's
       loopback ones.
@@ -117,6 +121,7 @@ def main():
     module = AnsibleModule(argument_spec=dict(
         conf=dict(type='dict', required=True),
         bin_dir=dict(type='path', required=True),
+        master=dict(type='bool', default=False),
         controller_resolv=dict(type='str', default=''),
         containerd=dict(type='dict', default={'mode': 'package'}),
         containerd_tarball=dict(type='path'),
