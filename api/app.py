@@ -6,13 +6,13 @@ from flask import Flask, current_app, g, request
 
 from api import cloud_connections, context, credentials, errors, limits, microversion, policy
 from api.blueprints import (certificates, clusters, clustertemplates, credentials as creds,
-                            federations, jobs, mservices, nodegroups, quotas, root, stats)
+                            federations, heat, jobs, mservices, nodegroups, quotas, root, stats)
 from api.core import errors as errors_mod
 from api.core import store as store_mod
 from api.settings import Settings
 
 BLUEPRINTS = (root, clustertemplates, clusters, nodegroups, certificates, creds, quotas, stats,
-              mservices, federations, jobs)
+              mservices, federations, jobs, heat)
 
 
 def create_app(settings=None):

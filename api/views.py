@@ -49,10 +49,18 @@ def cluster(record, faults=None, expand=True):
     return data
 
 
+def _group_stack(data, record):
+    """A node group's stack is itself (its Heat view, api/heat_stacks.py): the
+    autoscaler's magnum provider finds the group's servers from it."""
+    if 'stack_id' in data:
+        data['stack_id'] = record.get('stack_id') or record['uuid']
+    return data
+
+
 def nodegroup(record, cluster_uuid, expand=True):
     if not expand:
-        return fields.project(NODEGROUP_LIST_FIELDS, record)
-    data = fields.project(fields.NODEGROUP, record, extra=('id',))
+        return _group_stack(fields.project(NODEGROUP_LIST_FIELDS, record), record)
+    data = _group_stack(fields.project(fields.NODEGROUP, record, extra=('id',)), record)
     if g.version < (1, 14):
         data.pop('node_labels', None)
         data.pop('node_taints', None)

@@ -130,7 +130,8 @@ def test_template_crud_and_links(client):
                        'auto_scaling_enabled': 'false'}),
      'does not deploy these add-ons yet: ingress_controller=nginx (ingress-nginx, retired '
      'upstream in March 2026; ingress_controller=traefik serves the same Ingress resources), '
-     'auto_healing_enabled=true (the auto-healer). Unset them'),
+     "auto_healing_enabled=true (the auto-healer: magnum-auto-healer finds the cluster's Heat "
+     'stack by a field Magnum no longer returns, draino is archived). Unset them'),
     # Cinder CSI is handed the cluster's OpenStack credential: Magnum's cluster_user_trust.
     (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder deploys Cinder CSI, which is '
      "given the cluster's OpenStack credential: that needs cluster_user_trust"),
@@ -195,7 +196,7 @@ def test_template_in_use_protected(client):
     ({'name': 'c', 'cluster_template_id': 'tpl', 'master_count': 3}, 400, 'master_lb_enabled'),
     ({'name': '-c', 'cluster_template_id': 'tpl'}, 400, 'not valid'),
     ({'name': 'c', 'cluster_template_id': 'tpl', 'labels': {'auto_healing_enabled': 'true'}},
-     400, 'auto_healing_enabled=true (the auto-healer)'),
+     400, 'auto_healing_enabled=true (the auto-healer:'),
 ])
 def test_cluster_bad_input(client, body, status, message):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)

@@ -187,25 +187,74 @@ def test_openstacksdk(api_server):
 GOPHERCLOUD = Path('/usr/share/gocode/src/github.com/gophercloud/gophercloud')
 
 
-def test_gophercloud_as_terraform_calls_it(api_server, tmp_path):
-    """gophercloud (the Go SDK under Terraform's OpenStack provider), from Debian,
-    drives templates, a cluster, node groups, the kubeconfig credential, CA
-    rotation and delete the way the provider's containerinfra resources do."""
+def go_program(name, tmp_path):
+    """tests/gophercloud/<name>.go built against Debian's gophercloud."""
     go = shutil.which('go')
     if not go or not GOPHERCLOUD.is_dir():
         pytest.skip('needs Debian\'s golang-go and golang-github-gophercloud-gophercloud-dev '
                     '(.ci/run installs them)')
-    program = tmp_path / 'lifecycle'
+    program = tmp_path / name
     env = dict(os.environ, GOPATH=str(GOPHERCLOUD.parents[3]), GO111MODULE='off',
                GOFLAGS='', GOCACHE=os.environ.get('GOCACHE', str(Path.home() / '.cache/go-build')))
-    build = subprocess.run([go, 'build', '-o', str(program), 'lifecycle.go'],
+    build = subprocess.run([go, 'build', '-o', str(program), name + '.go'],
                            cwd=Path(__file__).parent / 'gophercloud', env=env,
                            capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(program), api_server.url], capture_output=True, text=True,
+    return str(program)
+
+
+def test_gophercloud_as_terraform_calls_it(api_server, tmp_path):
+    """gophercloud (the Go SDK under Terraform's OpenStack provider), from Debian,
+    drives templates, a cluster, node groups, the kubeconfig credential, CA
+    rotation and delete the way the provider's containerinfra resources do."""
+    program = go_program('lifecycle', tmp_path)
+    run = subprocess.run([program, api_server.url], capture_output=True, text=True,
                          timeout=900)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[-1] == 'ok template gone', run.stdout
+
+
+def test_the_cluster_autoscalers_magnum_provider_finds_a_groups_nodes_through_heat(
+        api_server, coe, tmp_path):
+    """The cluster-autoscaler's magnum provider (tests/gophercloud/autoscaler.go: its
+    calls, in its order) finds a node group's servers through the node group's Heat
+    stack (/heat/v1/<project>, read from the group's record) and removes one by its
+    system UUID with a resize; another project's stacks are not found."""
+    import uuid as uuidlib
+    import requests
+    from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle
+    from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+    program = go_program('autoscaler', tmp_path)
+    coe('cluster', 'template', 'create', 'tpl', '--coe', 'kubernetes', '--image', 'debian-12',
+        '--external-network', 'public', '--keypair', 'kp')
+    coe('cluster', 'create', 'c1', '--cluster-template', 'tpl', '--node-count', '3')
+    assert settled(coe, 'c1') == 'CREATE_COMPLETE'
+    store = store_mod.Store(api_server.db_url)
+    (cluster,) = store.find('cluster', name='c1')
+    groups = dict((g['role'], g) for g in store.find('nodegroup', cluster_id=cluster['uuid']))
+    servers = [str(uuidlib.uuid4()) for _ in range(3)]
+    lifecycle.set_facts(store, cluster['uuid'], {'nodegroup_nodes': {
+        groups['worker']['uuid']: [{'name': 'c1-abc-node-%d' % i, 'address': '10.0.1.%d' % i,
+                                    'id': server} for i, server in enumerate(servers)],
+        groups['master']['uuid']: [{'name': 'c1-abc-master-0', 'address': '10.0.0.1',
+                                    'id': str(uuidlib.uuid4())}]}})
+    run = subprocess.run([program, api_server.url, cluster['project_id'], 'c1',
+                          groups['worker']['name']], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines() == ['instance openstack:///%s' % s for s in servers] + [
+        'resized %s' % cluster['uuid']]
+    assert settled(coe, 'c1') in ('UPDATE_COMPLETE', 'UPDATE_FAILED')
+    heat = '%s/heat/v1/%s/stacks/' % (api_server.url, cluster['project_id'])
+    missing = requests.get(heat + 'no-such-stack', timeout=30)
+    assert missing.status_code == 404
+    assert missing.json()['error']['type'] == 'EntityNotFound'
+    other = {'X-Project-Id': 'other', 'X-Roles': 'member'}
+    for url in ('%s/heat/v1/other/stacks/%s' % (api_server.url, groups['worker']['uuid']),
+                heat + groups['worker']['uuid']):
+        assert requests.get(url, headers=other, timeout=30).status_code == 404
+    assert requests.get(heat + groups['worker']['uuid'], timeout=30).json()['stack'][
+        'stack_name'] == 'c1-%s' % groups['worker']['name']
 
 
 def test_openstack_cloud_collection(api_server, tmp_path):

@@ -941,11 +941,11 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
         made.delete_to_nothing()
 
 
-def cloud_conf_of(conf, namespace, secret):
+def cloud_conf_of(conf, namespace, secret, key='cloud.conf'):
     import base64
     from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
     data = kubectl(conf, '-n', namespace, 'get', 'secret', secret, '-o',
-                   'jsonpath={.data.cloud\\.conf}')
+                   'jsonpath={.data.%s}' % key.replace('.', '\\.'))
     return cloud_config.parse(base64.b64decode(data).decode())
 
 
@@ -972,7 +972,8 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
     lists pods as the operator's policy allows when the offline directory has the
     webhook's image, else is refused (the webhook does not answer), while certificates
     keep working."""
-    labels = dict(LABELS, cloud_provider_enabled='true', keystone_auth_enabled='true')
+    labels = dict(LABELS, cloud_provider_enabled='true', keystone_auth_enabled='true',
+                  auto_scaling_enabled='true', max_node_count='3')
     planned = addons.plan(k8s_config.settings({'uuid': 'x', 'labels': labels},
                                               {'volume_driver': 'cinder'}, provider='docker'),
                           labels)
@@ -1004,7 +1005,8 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
                                 MAGNUM_K8S_KEYSTONE_AUTH_POLICY=str(policy)) as made:
             rest = made.rest
             rest.coe('cluster', 'template', 'create', 'kt',
-                     *real_template(cloud_provider_enabled='true', keystone_auth_enabled='true'),
+                     *real_template(cloud_provider_enabled='true', keystone_auth_enabled='true',
+                                    auto_scaling_enabled='true', max_node_count='3'),
                      '--volume-driver', 'cinder',
                      '--fixed-network', network.id, '--fixed-subnet', subnet.id)
             cluster = rest.create('k', 'kt', 1)
@@ -1027,6 +1029,12 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
             assert kubectl(conf, 'get', 'storageclass', 'csi-cinder-sc-delete', '-o',
                            'jsonpath={.metadata.annotations}').count('is-default-class')
             check_keystone_auth(conf, conn, any('k8s-keystone-auth' in i for i in images))
+            # The autoscaler: its magnum provider with the same credential, on this cluster.
+            assert cloud_conf_of(conf, 'kube-system', 'cluster-autoscaler-cloud-config',
+                                 key='cloud-config')['Global'] == occm['Global']
+            assert '--nodes=1:3:default-worker' in kubectl(
+                conf, '-n', 'kube-system', 'get', 'deployment', 'cluster-autoscaler', '-o',
+                'jsonpath={.spec.template.spec.containers[0].args}')
             if any('openstack-cloud-controller-manager' in i for i in images):
                 kubectl(conf, 'create', 'service', 'loadbalancer', 'web', '--tcp=80:80')
                 wait_for(lambda: cloud_made(conn, uuid)['load_balancers'], timeout=600,

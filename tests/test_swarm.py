@@ -272,6 +272,8 @@ def test_swarm_lifecycle(way, request, tmp_path):
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
         assert len(ready_nodes(api, cfg)) == 4 and len(cluster['node_addresses']) == 3
         seed_busybox(uuid)
+        if way == 'rest':
+            workers = check_a_worker_is_replaced_as_the_auto_healer_asks(ops, api, cfg, uuid)
         leaving = workers[0]
         cluster = ops.resize('sw', 1, [leaving])
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
@@ -294,6 +296,31 @@ def test_swarm_lifecycle(way, request, tmp_path):
         nothing_left(uuid)
     finally:
         remove_leftovers(uuid)
+
+
+def check_a_worker_is_replaced_as_the_auto_healer_asks(ops, api, cfg, uuid):
+    """magnum-auto-healer repairs a worker with the resize call its source makes
+    (gophercloud clusters.Resize, microversion "latest"): the node group's unchanged
+    count and the node's server UUID (its machine ID) in nodes_to_remove. The node goes,
+    a new one takes its place; the others stay."""
+    import requests
+    before = ready_nodes(api, cfg)
+    workers = sorted(n for n in before if '-node-' in n)
+    broken = workers[0]
+    server_id = docker_inspect('{{.Id}}', broken)[0]
+    answer = requests.post(
+        '%s/v1/clusters/sw/actions/resize' % ops.server.url,
+        json={'node_count': 3, 'nodes_to_remove': [server_id], 'nodegroup': 'default-worker'},
+        headers={'OpenStack-API-Version': 'container-infra latest'}, timeout=30)
+    assert answer.status_code == 202, answer.text
+    assert answer.json() == {'uuid': uuid}
+    cluster = ops.settled('sw')
+    assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+    after = ready_nodes(api, cfg)
+    assert broken not in after and len(after) == len(before)
+    assert set(workers[1:]) < set(after)
+    seed_busybox(uuid)
+    return sorted(n for n in after if '-node-' in n)
 
 
 def check_health_follows_a_stopped_worker(ops, worker):

@@ -126,10 +126,11 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
     assert addons.not_deployed({'npd_enabled': 'false', 'ingress_controller': '',
                                 'metrics_server_enabled': 'true'}) == []
     assert addons.not_deployed({'cloud_provider_enabled': 'True', 'ingress_controller': 'octavia',
-                                'auto_scaling_enabled': '1'}) == [
+                                'auto_healing_enabled': '1'}) == [
         'ingress_controller=octavia (the Octavia ingress controller, not built yet; '
         'ingress_controller=traefik serves the same Ingress resources)',
-        'auto_scaling_enabled=1 (the cluster autoscaler)']
+        "auto_healing_enabled=1 (the auto-healer: magnum-auto-healer finds the cluster's Heat "
+        'stack by a field Magnum no longer returns, draino is archived)']
     # traefik is deployed (an add-on), never refused.
     assert addons.not_deployed({'ingress_controller': 'traefik'}) == []
     # Every one is a label of the guide's catalogue, and none is an add-on deployed.
@@ -343,3 +344,27 @@ def test_keystone_auth_runs_on_the_masters_with_the_clouds_keystone_and_a_defaul
         addons.keystone_auth(conf, labels_, 'https://k/v3', '[{')
     with pytest.raises(Invalid, match='needs the cloud whose Keystone'):
         addons.keystone_auth(conf, labels_, None)
+
+
+def test_the_autoscaler_scales_the_default_workers_between_the_labels_through_magnum():
+    labels_ = {'auto_scaling_enabled': 'true', 'min_node_count': '2', 'max_node_count': '7',
+               'container_infra_prefix': 'mirror.example.com/k8s', 'autoscaler_tag': 'v1.36.1'}
+    conf = k8s.settings({'uuid': UUID, 'labels': labels_}, TEMPLATE)
+    made = addons.cluster_autoscaler(conf, labels_)
+    (deployment,) = [o for o in made['objects'] if o['kind'] == 'Deployment']
+    (container,) = deployment['spec']['template']['spec']['containers']
+    assert container['image'] == 'mirror.example.com/k8s/cluster-autoscaler:v1.36.1'
+    assert {'--cloud-provider=magnum', '--cluster-name=%s' % UUID,
+            '--nodes=2:7:default-worker'} <= set(container['args'])
+    assert made['secret']['metadata']['name'] == \
+        deployment['spec']['template']['spec']['volumes'][0]['secret']['secretName']
+    assert 'stringData' not in made['secret']  # the module writes the credential in
+    # The guide's min_node_count default is 1; max_node_count has none: it is required.
+    assert labels.autoscaling_bounds({'max_node_count': '3'}) == (1, 3)
+    with pytest.raises(Invalid, match='auto_scaling_enabled needs max_node_count'):
+        labels.validate({'auto_scaling_enabled': 'true'}, cluster_user_trust=True)
+    with pytest.raises(Invalid, match='below min_node_count'):
+        labels.validate({'auto_scaling_enabled': 'true', 'min_node_count': '4',
+                         'max_node_count': '2'}, cluster_user_trust=True)
+    with pytest.raises(Invalid, match='needs cluster_user_trust'):
+        labels.validate({'auto_scaling_enabled': 'true', 'max_node_count': '2'})

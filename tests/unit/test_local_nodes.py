@@ -196,3 +196,14 @@ def test_new_nodes_fit_while_the_hosts_memory_times_the_ratio_holds_them():
 
 def test_nothing_to_create_always_fits():
     assert ln.room_problem([], FLAVORS, 1, 10 * GIB, 1.0) == ''
+
+
+def test_named_nodes_at_an_unchanged_count_are_replaced_by_new_numbers():
+    existing = [{'name': 'k-node-%d' % i, 'id': '%064d' % i, 'index': i} for i in range(3)]
+    step = ln.plan_group(existing, 3, ['%064d' % 1])
+    assert [n['name'] for n in step['remove']] == ['k-node-1']
+    assert [n['name'] for n in step['keep']] == ['k-node-0', 'k-node-2']
+    # Not k-node-1 again: both exist until the COE has let the old one go.
+    assert step['add'] == [3]
+    # A plain grow fills the gaps earlier removals left.
+    assert ln.plan_group(existing[:1] + existing[2:], 3)['add'] == [1]

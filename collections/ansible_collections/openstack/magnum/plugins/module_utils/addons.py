@@ -272,8 +272,8 @@ NOT_DEPLOYED = (
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana fed by Heapster, retired '
                                          'upstream; monitoring_enabled gives Grafana on '
                                          'Prometheus'),
-    ('auto_scaling_enabled', 'the cluster autoscaler'),
-    ('auto_healing_enabled', 'the auto-healer'),
+    ('auto_healing_enabled', 'the auto-healer: magnum-auto-healer finds the cluster\'s Heat '
+                             'stack by a field Magnum no longer returns, draino is archived'),
     ('heapster_enabled', 'Heapster (retired upstream; metrics_server_enabled serves the '
                          'metrics API)'),
     ('tiller_enabled', 'Tiller (Helm 2, retired upstream)'),
@@ -409,6 +409,76 @@ def keystone_auth(conf, labels, keystone_url, policy_text=None):
         'metadata': {'name': KEYSTONE_AUTH_POLICY, 'namespace': namespace},
         'data': {'policies': keystone_auth_policy(conf.get('project_id'), policy_text)}}]
     return {'objects': objects, 'placeholders': placeholders}
+
+
+# The cluster autoscaler (auto_scaling_enabled) with its magnum provider: it asks this
+# project's API (the catalog's container-infra endpoint) about the node groups and
+# resizes them, and reads their servers from the Heat view (api/heat_stacks.py, the
+# catalog's orchestration endpoint).
+AUTOSCALER_IMAGE = 'registry.k8s.io/autoscaling/cluster-autoscaler'
+AUTOSCALER_TAG = 'v1.36.0'
+AUTOSCALER_SECRET = 'cluster-autoscaler-cloud-config'
+AUTOSCALER_RULES = (
+    ([''], ['events', 'endpoints'], ['create', 'patch']),
+    ([''], ['pods/eviction'], ['create']),
+    ([''], ['pods/status'], ['update']),
+    ([''], ['nodes'], ['watch', 'list', 'get', 'update']),
+    ([''], ['namespaces', 'pods', 'services', 'replicationcontrollers',
+            'persistentvolumeclaims', 'persistentvolumes'], ['watch', 'list', 'get']),
+    (['batch'], ['jobs'], ['watch', 'list', 'get']),
+    (['policy'], ['poddisruptionbudgets'], ['watch', 'list']),
+    (['apps'], ['daemonsets', 'replicasets', 'statefulsets'], ['watch', 'list', 'get']),
+    (['storage.k8s.io'], ['storageclasses', 'csinodes', 'csidrivers', 'csistoragecapacities',
+                          'volumeattachments'], ['watch', 'list', 'get']),
+    ([''], ['configmaps'], ['create', 'list', 'watch', 'get', 'update', 'delete']),
+    (['coordination.k8s.io'], ['leases'], ['create', 'get', 'update']),
+)
+
+
+def cluster_autoscaler(conf, labels):
+    """The cluster autoscaler as Magnum ran it: one replica on the masters, its magnum
+    provider scaling the default worker group between the labels ``min_node_count``
+    (default 1) and ``max_node_count`` (required), named by the cluster's UUID, its
+    cloud-config (cluster_cloud_config's [Global]: the cluster's own credential) in the
+    Secret ``secret`` describes (``secret_key``: where the file goes in it)."""
+    labels = labels or {}
+    low, high = labels_mod.autoscaling_bounds(labels)
+    namespace, name = 'kube-system', 'cluster-autoscaler'
+    image = k8s_config.addon_image('%s:%s' % (AUTOSCALER_IMAGE, AUTOSCALER_TAG),
+                                   conf.get('container_infra_prefix'),
+                                   labels.get('autoscaler_tag'))
+    pod = {
+        'serviceAccountName': name, 'priorityClassName': 'system-cluster-critical',
+        'nodeSelector': {'node-role.kubernetes.io/control-plane': ''},
+        'tolerations': [dict(t) for t in CONTROL_PLANE_TOLERATIONS],
+        'containers': [{
+            'name': name, 'image': image, 'command': ['./cluster-autoscaler'],
+            'args': ['--cloud-provider=magnum', '--cluster-name=%s' % conf['cluster_uuid'],
+                     '--cloud-config=/config/cloud-config',
+                     '--nodes=%d:%d:default-worker' % (low, high),
+                     '--scale-down-unneeded-time=10m', '--v=2'],
+            'volumeMounts': [{'name': 'cloud-config', 'mountPath': '/config',
+                              'readOnly': True}]}],
+        'volumes': [{'name': 'cloud-config', 'secret': {'secretName': AUTOSCALER_SECRET}}]}
+    meta = {'name': name, 'namespace': namespace, 'labels': {'k8s-app': name}}
+    objects = [
+        {'apiVersion': 'v1', 'kind': 'ServiceAccount', 'metadata': meta},
+        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRole',
+         'metadata': {'name': name, 'labels': meta['labels']},
+         'rules': [{'apiGroups': list(groups), 'resources': list(kinds), 'verbs': list(verbs)}
+                   for groups, kinds, verbs in AUTOSCALER_RULES]},
+        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
+         'metadata': {'name': name, 'labels': meta['labels']},
+         'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
+                     'name': name},
+         'subjects': [{'kind': 'ServiceAccount', 'name': name, 'namespace': namespace}]},
+        {'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': meta,
+         'spec': {'replicas': 1, 'selector': {'matchLabels': {'k8s-app': name}},
+                  'template': {'metadata': {'labels': {'k8s-app': name}}, 'spec': pod}}},
+    ]
+    secret = {'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
+              'metadata': {'name': AUTOSCALER_SECRET, 'namespace': namespace}}
+    return {'objects': objects, 'secret': secret, 'secret_key': ['stringData', 'cloud-config']}
 
 
 def manifest_objects(text, source):

@@ -234,6 +234,18 @@ def _check_value(key, value):
                           % (', '.join(bad), ', '.join(MESOS_ISOLATION)))
 
 
+def autoscaling_bounds(labels):
+    """The default worker group's bounds the cluster autoscaler keeps
+    (auto_scaling_enabled): min_node_count (default 1) and max_node_count (required)."""
+    if labels.get('max_node_count') in (None, ''):
+        raise Invalid("auto_scaling_enabled needs max_node_count (the most workers the "
+                      "autoscaler may make).")
+    low, high = int(labels.get('min_node_count') or 1), int(labels['max_node_count'])
+    if high < low:
+        raise Invalid("max_node_count (%d) is below min_node_count (%d)." % (high, low))
+    return low, high
+
+
 def validate(labels, coe=None, network_driver=None, volume_driver=None,
              cluster_distro=None, docker_storage_driver=None, cluster_user_trust=False):
     """Check known label values and the inter-dependencies of the guide.
@@ -264,6 +276,12 @@ def validate(labels, coe=None, network_driver=None, volume_driver=None,
         raise Invalid("volume_driver=cinder deploys Cinder CSI, which is given the cluster's "
                       "OpenStack credential: that needs cluster_user_trust enabled in the "
                       "service; or set cinder_csi_enabled=false.")
+    if on('auto_scaling_enabled'):
+        autoscaling_bounds(labels)
+        if not cluster_user_trust:
+            raise Invalid("auto_scaling_enabled gives the cluster autoscaler the cluster's "
+                          "OpenStack credential: that needs cluster_user_trust enabled in "
+                          "the service.")
     if set_true('prometheus_adapter_enabled') and not on('monitoring_enabled'):
         raise Invalid("prometheus_adapter_enabled=true requires monitoring_enabled=true.")
     helm = version_tuple(labels.get('helm_client_tag'))

@@ -77,10 +77,11 @@ def free_addresses(subnet, used, count):
 
 
 def plan_group(existing, wanted_count, to_remove=None):
-    """Which existing nodes a group keeps and removes, and how many it adds.
+    """Which existing nodes a group keeps and removes, and which indexes it adds.
 
     ``existing`` are node dicts with ``name``, ``id`` and ``index``. Named nodes
-    (by name or container id) go first, then the highest indexes.
+    (by name or container id) go first, then the highest indexes; named nodes at an
+    unchanged count are replaced by new ones.
     """
     to_remove = list(to_remove or [])
     unknown = [r for r in to_remove
@@ -93,7 +94,9 @@ def plan_group(existing, wanted_count, to_remove=None):
     keep = sorted([n for n in existing if n not in remove], key=lambda n: n['index'])
     while len(keep) > wanted_count:
         remove.append(keep.pop())
-    used = set(n['index'] for n in keep)
+    # New nodes never take the number (the name) of one leaving in the same operation:
+    # both exist until the COE has let the leaving one go.
+    used = set(n['index'] for n in existing)
     add, index = [], 0
     while len(keep) + len(add) < wanted_count:
         if index not in used:

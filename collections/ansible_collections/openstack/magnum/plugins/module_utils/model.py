@@ -263,8 +263,8 @@ def check_resize(cluster, nodegroup, node_count, nodes_to_remove):
     if high is not None and node_count > high:
         raise Invalid("Resizing %s to %d nodes is above its max_node_count %d."
                       % (nodegroup['name'], node_count, high))
-    if nodes_to_remove and node_count >= nodegroup['node_count']:
-        raise Invalid("nodes_to_remove is only valid when the node count decreases.")
+    # As Magnum: nodes_to_remove at the same (or a larger) count replaces the named nodes
+    # with new ones (the auto-healer repairs a worker so).
     known = nodegroup.get('nodes') or []
     if nodes_to_remove and known:
         # A node is named by its server's name or id (a container's, or its first 12
