@@ -8,6 +8,7 @@ unreachable, an incomplete offline directory, or one built for another architect
 the nodes') ends CREATE_FAILED saying what is missing, before anything is done on the
 nodes, and its delete leaves nothing."""
 
+import base64
 import contextlib
 import functools
 import glob
@@ -973,7 +974,7 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
     webhook's image, else is refused (the webhook does not answer), while certificates
     keep working."""
     labels = dict(LABELS, cloud_provider_enabled='true', keystone_auth_enabled='true',
-                  auto_scaling_enabled='true', max_node_count='3')
+                  auto_scaling_enabled='true', max_node_count='3', ingress_controller='octavia')
     planned = addons.plan(k8s_config.settings({'uuid': 'x', 'labels': labels},
                                               {'volume_driver': 'cinder'}, provider='docker'),
                           labels)
@@ -1006,7 +1007,8 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
             rest = made.rest
             rest.coe('cluster', 'template', 'create', 'kt',
                      *real_template(cloud_provider_enabled='true', keystone_auth_enabled='true',
-                                    auto_scaling_enabled='true', max_node_count='3'),
+                                    auto_scaling_enabled='true', max_node_count='3',
+                                    ingress_controller='octavia'),
                      '--volume-driver', 'cinder',
                      '--fixed-network', network.id, '--fixed-subnet', subnet.id)
             cluster = rest.create('k', 'kt', 1)
@@ -1032,6 +1034,10 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
             # The autoscaler: its magnum provider with the same credential, on this cluster.
             assert cloud_conf_of(conf, 'kube-system', 'cluster-autoscaler-cloud-config',
                                  key='cloud-config')['Global'] == occm['Global']
+            ingress = json.loads(base64.b64decode(kubectl(
+                conf, '-n', 'kube-system', 'get', 'secret', 'octavia-ingress-controller-config',
+                '-o', 'jsonpath={.data.config\\.yaml}')))
+            assert ingress['cluster-name'] == uuid and ingress['octavia']['subnet-id'] == subnet.id
             assert '--nodes=1:3:default-worker' in kubectl(
                 conf, '-n', 'kube-system', 'get', 'deployment', 'cluster-autoscaler', '-o',
                 'jsonpath={.spec.template.spec.containers[0].args}')

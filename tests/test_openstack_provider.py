@@ -579,6 +579,12 @@ def test_delete_removes_what_kubernetes_made_for_the_cluster_first(conn):
         theirs = conn.load_balancer.create_load_balancer(
             name=cloud.K8S_LB_PREFIX % other + 'default_web', vip_subnet_id=subnet.id)
         made.append(('lb', theirs.id))
+        # The octavia-ingress-controller's: an Ingress's load balancer and security group.
+        ingress = conn.load_balancer.create_load_balancer(
+            name=cloud.K8S_INGRESS_PREFIX % cluster['uuid'] + 'default_web',
+            vip_subnet_id=subnet.id)
+        ingress_group = conn.network.create_security_group(
+            name=cloud.K8S_INGRESS_PREFIX % cluster['uuid'] + 'default_web')
         fip = conn.network.create_ip(floating_network_id=public.id, description=(
             cloud.K8S_FIP_DESCRIPTION[0] + 'default/web' +
             cloud.K8S_FIP_DESCRIPTION[1] % cluster['uuid']))
@@ -588,15 +594,18 @@ def test_delete_removes_what_kubernetes_made_for_the_cluster_first(conn):
         kept = conn.block_storage.create_volume(
             size=1, name='pvc-' + uuidlib.uuid4().hex, metadata={cloud.K8S_VOLUME_OWNER: other})
         made.append(('volume', kept.id))
-        for balancer in (lb, theirs):
+        for balancer in (lb, theirs, ingress):
             conn.load_balancer.wait_for_load_balancer(balancer.id, wait=300)
         # Only this cluster's are the cluster's.
         found = cloud.scan(conn, cluster)
-        assert [b['id'] for b in found['load_balancers']] == [lb.id]
+        assert sorted(b['id'] for b in found['load_balancers']) == sorted([lb.id, ingress.id])
+        assert ingress_group.id in [g['id'] for g in found['security_groups']]
         assert [v['id'] for v in found['volumes']] == [volume.id]
         assert fip.id in [ip['id'] for ip in found['floating_ips']]
         cloud.delete_all(conn, cluster, timeout=300)
         assert conn.load_balancer.find_load_balancer(lb.id, ignore_missing=True) is None
+        assert conn.load_balancer.find_load_balancer(ingress.id, ignore_missing=True) is None
+        assert conn.network.find_security_group(ingress_group.id, ignore_missing=True) is None
         assert conn.load_balancer.find_load_balancer(theirs.id, ignore_missing=True)
         assert conn.network.find_ip(fip.id, ignore_missing=True) is None
         assert conn.block_storage.find_volume(volume.id, ignore_missing=True) is None
@@ -661,6 +670,13 @@ def test_the_cloud_config_comes_from_the_clusters_cloud_and_logs_in(conn, lab, t
         assert conf['LoadBalancer'] == {
             'floating-network-id': conn.network.find_network('public').id,
             'subnet-id': subnet.id, 'lb-method': 'SOURCE_IP_PORT', 'create-monitor': 'true'}
+        # The octavia-ingress-controller's form of the same.
+        ingress = tmp_path / 'ingress.json'
+        infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD, dest=str(ingress),
+                     config_format='octavia_ingress')
+        read = yaml.safe_load(ingress.read_text())
+        assert read['openstack']['username'] == RUN and read['octavia']['subnet-id'] == subnet.id
+        assert read['cluster-name'] == infra.cluster('cc')['uuid']
         # A second run writes nothing new; a subnet that is not there fails naming it.
         assert infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD,
                             dest=str(dest))['changed'] is False

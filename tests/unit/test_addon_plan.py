@@ -125,9 +125,9 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
     assert addons.not_deployed({}) == []
     assert addons.not_deployed({'npd_enabled': 'false', 'ingress_controller': '',
                                 'metrics_server_enabled': 'true'}) == []
-    assert addons.not_deployed({'cloud_provider_enabled': 'True', 'ingress_controller': 'octavia',
+    assert addons.not_deployed({'cloud_provider_enabled': 'True', 'ingress_controller': 'nginx',
                                 'auto_healing_enabled': '1'}) == [
-        'ingress_controller=octavia (the Octavia ingress controller, not built yet; '
+        'ingress_controller=nginx (ingress-nginx, retired upstream in March 2026; '
         'ingress_controller=traefik serves the same Ingress resources)',
         "auto_healing_enabled=1 (the auto-healer: magnum-auto-healer finds the cluster's Heat "
         'stack by a field Magnum no longer returns, draino is archived)']
@@ -137,7 +137,7 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
     deployed = set(a.label for a in addons.ADDONS if not isinstance(a.when, str))
     for label, _ in addons.NOT_DEPLOYED:
         assert label in labels.CATALOGUE and label not in deployed
-    assert set(addons.INGRESS_NOT_DEPLOYED) | {'traefik'} == set(
+    assert set(addons.INGRESS_NOT_DEPLOYED) | {'traefik', 'octavia'} == set(
         v for v in labels.CATALOGUE['ingress_controller'][1] if v)
 
 
@@ -284,10 +284,16 @@ def test_cinder_volumes_need_the_services_cluster_user_trust_as_the_credential_i
     labels.validate({}, volume_driver='cinder', cluster_user_trust=True)
     labels.validate({'cinder_csi_enabled': 'false'}, volume_driver='cinder')
     # What the cluster's delete then removes from the cloud on local nodes.
-    assert addons.cloud_addons({}, {'volume_driver': 'cinder'}) == ['cinder-csi']
-    assert addons.cloud_addons({'cloud_provider_enabled': 'true'}, {}) == [
+    assert addons.cloud_addons({}, {'volume_driver': 'cinder'})['makes'] == ['cinder-csi']
+    assert addons.cloud_addons({'cloud_provider_enabled': 'true'}, {})['makes'] == [
         'openstack-cloud-controller-manager']
-    assert addons.cloud_addons({'cinder_csi_enabled': 'false'}, {'volume_driver': 'cinder'}) == []
+    assert addons.cloud_addons({'cinder_csi_enabled': 'false'},
+                               {'volume_driver': 'cinder'}) == {
+        'addons': [], 'makes': [], 'sections': ['Global']}
+    assert addons.cloud_addons({'keystone_auth_enabled': 'true', 'auto_scaling_enabled': 'true',
+                                'ingress_controller': 'octavia'}, {}) == {
+        'addons': ['octavia-ingress-controller', 'k8s-keystone-auth', 'cluster-autoscaler'],
+        'makes': ['octavia-ingress-controller'], 'sections': ['Global', 'LoadBalancer']}
 
 
 def test_keystone_auth_puts_the_webhook_before_rbac_on_every_master():
@@ -368,3 +374,24 @@ def test_the_autoscaler_scales_the_default_workers_between_the_labels_through_ma
                          'max_node_count': '2'}, cluster_user_trust=True)
     with pytest.raises(Invalid, match='needs cluster_user_trust'):
         labels.validate({'auto_scaling_enabled': 'true', 'max_node_count': '2'})
+
+
+def test_octavia_ingresses_and_the_manifest_add_ons_come_with_their_cloud_secrets():
+    labels_ = {'ingress_controller': 'octavia', 'keystone_auth_enabled': 'true',
+               'auto_scaling_enabled': 'true', 'max_node_count': '4',
+               'octavia_ingress_controller_tag': 'v1.36.1'}
+    conf = k8s.settings({'uuid': UUID, 'project_id': 'p1', 'labels': labels_}, TEMPLATE)
+    made = dict((a['name'], a) for a in addons.manifest_addons(conf, labels_, 'https://k/v3'))
+    assert sorted(made) == ['cluster-autoscaler', 'k8s-keystone-auth',
+                            'octavia-ingress-controller']
+    ingress = made['octavia-ingress-controller']
+    assert (ingress['sections'], ingress['config_format']) == (
+        ['Global', 'LoadBalancer'], 'octavia_ingress')
+    (stateful,) = [o for o in ingress['objects'] if o['kind'] == 'StatefulSet']
+    pod = stateful['spec']['template']['spec']
+    assert pod['containers'][0]['image'] == \
+        'registry.k8s.io/provider-os/octavia-ingress-controller:v1.36.1'
+    assert pod['volumes'][0]['secret']['secretName'] == ingress['secret']['metadata']['name']
+    assert made['cluster-autoscaler']['sections'] == ['Global']
+    assert 'secret' not in made['k8s-keystone-auth']
+    assert addons.manifest_addons(k8s.settings({'labels': {}}, TEMPLATE), {}) == []

@@ -67,3 +67,18 @@ def test_helm_values_carry_the_text_at_the_charts_key_and_keep_the_rest():
     assert values == {'secret': {'name': 'x'}, 'clusterID': 'u'}
     with pytest.raises(Invalid, match='not a mapping'):
         cloud_config.helm_values({'secret': 'no'}, ['secret', 'data'], 'T')
+
+
+def test_the_octavia_ingress_controller_reads_the_same_credential_as_yaml():
+    sections = [('Global', cloud_config.global_section('password', {
+        'auth_url': 'http://k/v3', 'username': 'u', 'password': 'p', 'project_id': 'pid',
+        'user_domain_name': 'Default'}, region='R')),
+        ('LoadBalancer', cloud_config.load_balancer_section(
+            {'octavia_provider': 'amphora'}, 'ext', 'sub'))]
+    made = json.loads(cloud_config.ingress_config(sections, 'uuid-1'))
+    assert made == {'cluster-name': 'uuid-1',
+                    'openstack': {'auth-url': 'http://k/v3', 'username': 'u', 'password': 'p',
+                                  'project-id': 'pid', 'user-domain-name': 'Default',
+                                  'region': 'R'},
+                    'octavia': {'subnet-id': 'sub', 'floating-network-id': 'ext',
+                                'provider': 'amphora'}}

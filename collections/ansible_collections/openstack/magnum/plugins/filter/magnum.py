@@ -150,8 +150,6 @@ class FilterModule(object):
                 'k8s_addon_labels': _wrap('k8s_addon_labels', addons.upgrade_labels),
                 'k8s_cloud_addons': _wrap('k8s_cloud_addons', addons.cloud_addons),
                 'k8s_manifest': _wrap('k8s_manifest', addons.manifest_objects),
-                'k8s_keystone_auth': _wrap('k8s_keystone_auth', addons.keystone_auth),
-                'k8s_cluster_autoscaler': _wrap('k8s_cluster_autoscaler',
-                                                addons.cluster_autoscaler),
+                'k8s_manifest_addons': _wrap('k8s_manifest_addons', addons.manifest_addons),
                 'k8s_document': k8s_document,
                 'failure_reason': failures.failure_reason}

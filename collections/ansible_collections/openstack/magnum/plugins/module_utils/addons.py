@@ -280,12 +280,10 @@ NOT_DEPLOYED = (
 )
 
 
-# The ingress controllers the guide names but traefik (an Addon).
+# The ingress controllers the guide names that are not deployed.
 INGRESS_NOT_DEPLOYED = {
     'nginx': 'ingress-nginx, retired upstream in March 2026; ingress_controller=traefik '
              'serves the same Ingress resources',
-    'octavia': 'the Octavia ingress controller, not built yet; ingress_controller=traefik '
-               'serves the same Ingress resources',
 }
 
 
@@ -306,16 +304,92 @@ def not_deployed(labels):
 
 
 def cloud_addons(labels, template):
-    """The add-ons the labels and template turn on that are given the cloud (and make
-    load balancers, floating IPs and volumes in it for the cluster)."""
+    """What the labels and template turn on that is given the cloud: ``addons`` (names),
+    ``sections`` (of the cloud-config they need) and ``makes`` (those that make load
+    balancers, floating IPs or volumes on the cloud for the cluster, which its delete
+    removes)."""
+    labels = labels or {}
     conf = {'volume_driver': (template or {}).get('volume_driver')}
-    return [a.name for a in ADDONS if a.cloud_conf_key and a.enabled(labels or {}, conf)]
+    makes = [a.name for a in ADDONS if a.cloud_conf_key and a.enabled(labels, conf)]
+    if labels.get('ingress_controller') == 'octavia':
+        makes.append(OCTAVIA_INGRESS)
+    names = list(makes)
+    if labels_mod.to_bool(labels.get('keystone_auth_enabled')):
+        names.append(KEYSTONE_AUTH)
+    if labels_mod.to_bool(labels.get('auto_scaling_enabled')):
+        names.append(AUTOSCALER)
+    return {'addons': names, 'makes': makes,
+            'sections': ['Global', 'LoadBalancer'] if makes else ['Global']}
+
+
+def manifest_addons(conf, labels, keystone_url=None, policy_text=None):
+    """The add-ons upstream ships as manifests only, whose objects are made here and
+    applied as they are: each ``name``, ``objects``; ``placeholders`` (made only where
+    missing: users edit them); ``secret`` (a Secret the module cluster_cloud_config
+    completes with the cloud-config, in ``config_format``, of ``sections``, at
+    ``secret_key``)."""
+    labels = labels or {}
+    made = []
+    if conf.get('keystone_auth'):
+        made.append(dict(keystone_auth(conf, labels, keystone_url, policy_text),
+                         name=KEYSTONE_AUTH))
+    if labels_mod.to_bool(labels.get('auto_scaling_enabled')):
+        made.append(dict(cluster_autoscaler(conf, labels), name=AUTOSCALER,
+                         sections=['Global'], config_format='cloud.conf'))
+    if labels.get('ingress_controller') == 'octavia':
+        made.append(dict(octavia_ingress(conf, labels), name=OCTAVIA_INGRESS,
+                         sections=['Global', 'LoadBalancer'], config_format='octavia_ingress'))
+    return made
+
+
+KEYSTONE_AUTH = 'k8s-keystone-auth'
+AUTOSCALER = 'cluster-autoscaler'
+OCTAVIA_INGRESS = 'octavia-ingress-controller'
+OCTAVIA_INGRESS_IMAGE = 'registry.k8s.io/provider-os/octavia-ingress-controller'
+
+
+def octavia_ingress(conf, labels):
+    """The octavia-ingress-controller (ingress_controller=octavia): one replica, any
+    node, masters included; Ingresses become Octavia load balancers named
+    ``kube_ingress_<cluster uuid>_...`` (the cluster's delete removes them); its
+    configuration (credential, subnet, floating network) in the Secret ``secret``."""
+    namespace, name = 'kube-system', OCTAVIA_INGRESS
+    image = k8s_config.addon_image('%s:%s' % (OCTAVIA_INGRESS_IMAGE, CLOUD_PROVIDER_OPENSTACK_TAG),
+                                   conf.get('container_infra_prefix'),
+                                   (labels or {}).get('octavia_ingress_controller_tag'))
+    meta = {'name': name, 'namespace': namespace, 'labels': {'k8s-app': name}}
+    pod = {'serviceAccountName': name, 'priorityClassName': 'system-cluster-critical',
+           'tolerations': [dict(t) for t in CONTROL_PLANE_TOLERATIONS],
+           'containers': [{
+               'name': name, 'image': image,
+               'args': ['/bin/octavia-ingress-controller', '--config=/etc/config/config.yaml'],
+               'volumeMounts': [{'name': 'config', 'mountPath': '/etc/config',
+                                 'readOnly': True}]}],
+           'volumes': [{'name': 'config', 'secret': {'secretName': name + '-config'}}]}
+    objects = [
+        {'apiVersion': 'v1', 'kind': 'ServiceAccount', 'metadata': meta},
+        # As upstream's manifest: it watches and annotates every namespace's Ingresses,
+        # Services, Secrets and nodes.
+        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
+         'metadata': {'name': name, 'labels': meta['labels']},
+         'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
+                     'name': 'cluster-admin'},
+         'subjects': [{'kind': 'ServiceAccount', 'name': name, 'namespace': namespace}]},
+        {'apiVersion': 'apps/v1', 'kind': 'StatefulSet', 'metadata': meta,
+         'spec': {'replicas': 1, 'serviceName': name,
+                  'selector': {'matchLabels': {'k8s-app': name}},
+                  'template': {'metadata': {'labels': {'k8s-app': name}}, 'spec': pod}}},
+    ]
+    secret = {'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
+              'metadata': {'name': name + '-config', 'namespace': namespace}}
+    return {'objects': objects, 'secret': secret, 'secret_key': ['stringData', 'config.yaml']}
 
 
 # k8s-keystone-auth (keystone_auth_enabled): upstream ships manifests only, so its
 # objects are made here and applied as they are.
 KEYSTONE_AUTH_IMAGE = 'registry.k8s.io/provider-os/k8s-keystone-auth'
-KEYSTONE_AUTH_TAG = 'v1.36.0'
+# cloud-provider-openstack's release the manifests are of (its images' default tag).
+CLOUD_PROVIDER_OPENSTACK_TAG = 'v1.36.0'
 KEYSTONE_AUTH_POLICY = 'k8s-keystone-auth-policy'
 # The user guide's roles: k8s_admin everything, k8s_developer the workloads of every
 # namespace, k8s_viewer reads; each in the cluster's project only.
@@ -364,7 +438,7 @@ def keystone_auth(conf, labels, keystone_url, policy_text=None):
     labels = labels or {}
     namespace, name = 'kube-system', 'k8s-keystone-auth'
     meta = {'name': name, 'namespace': namespace, 'labels': {'k8s-app': name}}
-    image = k8s_config.addon_image('%s:%s' % (KEYSTONE_AUTH_IMAGE, KEYSTONE_AUTH_TAG),
+    image = k8s_config.addon_image('%s:%s' % (KEYSTONE_AUTH_IMAGE, CLOUD_PROVIDER_OPENSTACK_TAG),
                                    conf.get('container_infra_prefix'),
                                    labels.get('k8s_keystone_auth_tag'))
     pki = '/etc/kubernetes/pki'

@@ -111,13 +111,18 @@ def _brief(item, **extra):
 # delete refused "resources the cluster did not create") and cost their owner: the
 # cluster's delete removes them first.
 K8S_LB_PREFIX = 'kube_service_%s_'
+# The octavia-ingress-controller's (its --cluster-name is the cluster's uuid too): an
+# Ingress's load balancer and security group.
+K8S_INGRESS_PREFIX = 'kube_ingress_%s_'
 K8S_FIP_DESCRIPTION = ('Floating IP for Kubernetes external service ', ' from cluster %s')
 K8S_VOLUME_OWNER = 'cinder.csi.openstack.org/cluster'
 
 
 def _made_by_kubernetes(item, kind, cluster_uuid):
-    if kind == 'load_balancers':
-        return (item.name or '').startswith(K8S_LB_PREFIX % cluster_uuid)
+    if kind in ('load_balancers', 'security_groups'):
+        name = item.name or ''
+        return name.startswith(K8S_INGRESS_PREFIX % cluster_uuid) or (
+            kind == 'load_balancers' and name.startswith(K8S_LB_PREFIX % cluster_uuid))
     if kind == 'floating_ips':
         text = item.description or ''
         return text.startswith(K8S_FIP_DESCRIPTION[0]) and \
@@ -172,7 +177,9 @@ def scan(conn, cluster):
         for ip in conn.network.ips()
         if ip.port_id in attached or (ip.description or '') == fip_description(cluster)
         or _made_by_kubernetes(ip, 'floating_ips', uuid)]
-    found['security_groups'] = [_brief(g) for g in _mine(conn.network.security_groups(), prefix)]
+    found['security_groups'] = [_brief(g) for g in conn.network.security_groups()
+                                if (g.name or '').startswith(prefix)
+                                or _made_by_kubernetes(g, 'security_groups', uuid)]
     found['server_groups'] = [_brief(g) for g in _mine(conn.compute.server_groups(), prefix)]
     return found
 

@@ -113,6 +113,32 @@ def helm_values(values, key, text):
     return json.dumps(made, indent=2, sort_keys=True)
 
 
+# The octavia-ingress-controller reads its credential as YAML with the project keys
+# named project-* (the cloud-config's tenant-*); the rest as in [Global].
+INGRESS_KEYS = {'tenant-id': 'project-id', 'tenant-name': 'project-name',
+                'tenant-domain-id': 'project-domain-id',
+                'tenant-domain-name': 'project-domain-name'}
+
+
+def ingress_config(sections, cluster_name):
+    """The octavia-ingress-controller's configuration (YAML; JSON is YAML) from the
+    cloud-config's sections: ``cluster-name`` (its load balancers and security groups
+    are then ``kube_ingress_<cluster-name>_...``), ``openstack`` from [Global],
+    ``octavia`` from [LoadBalancer] (subnet, floating network, provider)."""
+    found = dict(sections)
+    balancer = dict(found.get('LoadBalancer') or [])
+    octavia = dict((key, balancer[key]) for key in ('subnet-id', 'floating-network-id')
+                   if balancer.get(key))
+    if balancer.get('lb-provider'):
+        octavia['provider'] = balancer['lb-provider']
+    for key, value in found.get('Global') or []:
+        _quote(key, value)
+    return json.dumps({'cluster-name': cluster_name,
+                       'openstack': dict((INGRESS_KEYS.get(k, k), v)
+                                         for k, v in found.get('Global') or []),
+                       'octavia': octavia}, indent=2, sort_keys=True)
+
+
 def parse(text):
     """The sections of a cloud-config ``render`` wrote (what tests and checks read)."""
     sections, current = {}, None

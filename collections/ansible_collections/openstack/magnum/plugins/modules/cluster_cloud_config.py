@@ -46,6 +46,14 @@ options:
     elements: str
     choices: [Global, LoadBalancer]
     default: [Global, LoadBalancer]
+  config_format:
+    description:
+      - C(cloud.conf) is the cloud-config (gcfg); C(octavia_ingress) the
+        octavia-ingress-controller's configuration (YAML, C(cluster-name) the cluster's
+        UUID, C(openstack) from C([Global]), C(octavia) from C([LoadBalancer])).
+    type: str
+    choices: [cloud.conf, octavia_ingress]
+    default: cloud.conf
   values:
     description: The Helm values the cloud-config is added to (with I(values_key)).
     type: dict
@@ -105,6 +113,8 @@ class ClusterCloudConfigModule(CloudModule):
         subnet=dict(type='str'),
         sections=dict(type='list', elements='str', choices=['Global', 'LoadBalancer'],
                       default=['Global', 'LoadBalancer']),
+        config_format=dict(type='str', choices=['cloud.conf', 'octavia_ingress'],
+                           default='cloud.conf'),
         values=dict(type='dict', default={}),
         values_key=dict(type='list', elements='str', no_log=False),
     )
@@ -130,6 +140,8 @@ class ClusterCloudConfigModule(CloudModule):
                                          self.params['subnet'] or template.get('fixed_subnet'),
                                          'subnet'))))
             text = cloud_config.render(sections)
+            if self.params['config_format'] == 'octavia_ingress':
+                text = cloud_config.ingress_config(sections, record['uuid'])
             if self.params['values_key']:
                 text = cloud_config.helm_values(self.params['values'],
                                                 self.params['values_key'], text)
