@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - reported by modules
     HAS_SQLALCHEMY = False
     SQLALCHEMY_IMPORT_ERROR = exc
 
-from ansible_collections.openstack.magnum.plugins.module_utils import fields, states
+from ansible_collections.openstack.magnum.plugins.module_utils import fields, notifications, states
 from ansible_collections.openstack.magnum.plugins.module_utils.secrets import Secrets
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound, OperationNotAllowed, StaleRecord)
@@ -389,7 +389,9 @@ class Store(object):
             raise Conflict("A %s with UUID %s already exists."
                            % (KINDS[kind][2], values['uuid']))
         conn.execute(table.insert().values(**values))
-        return self.get(kind, record['uuid'], conn=conn, by_name=False)
+        made = self.get(kind, record['uuid'], conn=conn, by_name=False)
+        self._tell(kind, made)
+        return made
 
     def get(self, kind, ident, conn=None, scope=None, parent=None, by_name=True):
         """One record by uuid, or by name when unique; 404/409 otherwise."""
@@ -496,6 +498,11 @@ class Store(object):
             stmt = stmt.where(table.c[ROW_VERSION] == expect_version)
 
         def run(c):
+            # Told only when the status changes (notifications, when configured).
+            tell = 'status' in values and kind in notifications.KINDS and \
+                notifications.configured() and c.execute(
+                    sa.select(table.c.status).where(table.c.uuid == uuid)).scalar() != \
+                values['status']
             if c.execute(stmt).rowcount != 1:
                 current = self.get(kind, uuid, conn=c, by_name=False)
                 if expect_version is not None and current[ROW_VERSION] != expect_version:
@@ -504,7 +511,10 @@ class Store(object):
                 raise OperationNotAllowed(
                     "%s %s changed status to %s meanwhile."
                     % (KINDS[kind][2], uuid, current.get('status')))
-            return self.get(kind, uuid, conn=c, by_name=False)
+            made = self.get(kind, uuid, conn=c, by_name=False)
+            if tell:
+                self._tell(kind, made)
+            return made
 
         if conn is not None:
             return run(conn)
@@ -533,11 +543,21 @@ class Store(object):
 
     def delete(self, kind, uuid, conn=None):
         table = self._table(kind)
-        if conn is not None:
-            conn.execute(table.delete().where(table.c.uuid == uuid))
-            return
-        with self.write() as c:
-            c.execute(table.delete().where(table.c.uuid == uuid))
+        if conn is None:
+            with self.write() as c:
+                return self.delete(kind, uuid, conn=c)
+        if kind in notifications.KINDS:
+            gone = conn.execute(sa.select(table).where(table.c.uuid == uuid)).first()
+            if gone is not None:
+                self._tell(kind, dict(self._decode(kind, gone), status='DELETE_COMPLETE'))
+        conn.execute(table.delete().where(table.c.uuid == uuid))
+        return None
+
+    def _tell(self, kind, record):
+        """A cluster's or federation's status change, notified once it is committed
+        (module_utils/notifications.py; nothing when not configured)."""
+        if kind in notifications.KINDS and notifications.configured():
+            self.after_commit(lambda: notifications.status_changed(kind, record))
 
     # ------------------------------------------------------------ clusters
     def count_clusters(self, project_id, conn):
