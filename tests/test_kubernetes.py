@@ -1068,7 +1068,7 @@ def check_keystone_auth(conf, conn, webhook_runs):
                      'jsonpath={.items[0].metadata.name}')
     command = kubectl(conf, '-n', 'kube-system', 'get', 'pod', 'kube-apiserver-' + master,
                       '-o', 'jsonpath={.spec.containers[0].command}')
-    assert '--authorization-mode=Node,Webhook,RBAC' in command
+    assert '--authorization-config=/etc/kubernetes/keystone-webhook/authorization.yaml' in command
     assert '--authentication-token-webhook-config-file=' in command
     args = kubectl(conf, '-n', 'kube-system', 'get', 'daemonset', 'k8s-keystone-auth', '-o',
                    'jsonpath={.spec.template.spec.containers[0].args}')

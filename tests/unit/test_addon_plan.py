@@ -296,32 +296,57 @@ def test_cinder_volumes_need_the_services_cluster_user_trust_as_the_credential_i
         'makes': ['octavia-ingress-controller'], 'sections': ['Global', 'LoadBalancer']}
 
 
-def test_keystone_auth_puts_the_webhook_before_rbac_on_every_master():
-    conf = k8s.settings({'uuid': UUID, 'project_id': 'p1',
-                         'labels': {'keystone_auth_enabled': 'true'}}, TEMPLATE)
+def api_server_of(conf):
     node = {'name': 'm', 'address': '10.0.0.5', 'role': 'master', 'nodegroup': 'default-master'}
     (cluster,) = [d for d in k8s.kubeadm_init(conf, node, '10.0.0.5')
                   if d['kind'] == 'ClusterConfiguration']
-    args = dict((a['name'], a['value']) for a in cluster['apiServer']['extraArgs'])
-    assert args['authorization-mode'] == 'Node,Webhook,RBAC'
-    assert args['authentication-token-webhook-config-file'] == \
-        args['authorization-webhook-config-file'] == k8s.KEYSTONE_WEBHOOK_CONFIG
-    assert cluster['apiServer']['extraVolumes'] == [{
+    args = cluster['apiServer']['extraArgs']   # kubeadm's v1beta3 takes a mapping
+    return cluster['apiServer'], args if isinstance(args, dict) else dict(
+        (a['name'], a['value']) for a in args)
+
+
+def test_keystone_auth_puts_the_webhook_before_rbac_on_every_master():
+    conf = k8s.settings({'uuid': UUID, 'project_id': 'p1',
+                         'labels': {'keystone_auth_enabled': 'true'}}, TEMPLATE)
+    server, args = api_server_of(conf)
+    assert args['authentication-token-webhook-config-file'] == k8s.KEYSTONE_WEBHOOK_CONFIG
+    assert args['authentication-token-webhook-version'] == 'v1beta1'
+    # From 1.30, structured authorization: kubeadm then sets no authorization-mode.
+    assert args['authorization-config'] == k8s.KEYSTONE_AUTHZ_CONFIG
+    assert 'authorization-mode' not in args
+    authz = json.loads(k8s.keystone_authorization_config(conf))
+    assert authz['apiVersion'] == 'apiserver.config.k8s.io/v1'
+    assert [a['type'] for a in authz['authorizers']] == ['Node', 'Webhook', 'RBAC']
+    webhook = authz['authorizers'][1]['webhook']
+    # Only users not the cluster's own go to Keystone; a silent webhook is no opinion.
+    assert webhook['failurePolicy'] == 'NoOpinion' and webhook['timeout'] == '3s'
+    assert webhook['subjectAccessReviewVersion'] == 'v1beta1'  # what k8s-keystone-auth reads
+    assert "!request.user.startsWith('system:')" in [
+        m['expression'] for m in webhook['matchConditions']]
+    assert webhook['connectionInfo']['kubeConfigFile'] == k8s.KEYSTONE_WEBHOOK_CONFIG
+    assert server['extraVolumes'] == [{
         'name': 'keystone-webhook', 'hostPath': '/etc/kubernetes/keystone-webhook',
         'mountPath': '/etc/kubernetes/keystone-webhook', 'readOnly': True,
         'pathType': 'DirectoryOrCreate'}]
-    webhook = json.loads(k8s.keystone_webhook_kubeconfig())
-    assert webhook['clusters'][0]['cluster']['server'] == 'https://127.0.0.1:8443/webhook'
-    # Off, the API server is kubeadm's; a kubeapi_options flag of the same name wins.
-    plain = k8s.settings({'labels': {}}, TEMPLATE)
-    (cluster,) = [d for d in k8s.kubeadm_init(plain, node, '10.0.0.5')
-                  if d['kind'] == 'ClusterConfiguration']
-    assert 'extraVolumes' not in cluster['apiServer'] and 'authorization-mode' not in str(cluster)
+    webhook_kubeconfig = json.loads(k8s.keystone_webhook_kubeconfig())
+    assert webhook_kubeconfig['clusters'][0]['cluster']['server'] == \
+        'https://127.0.0.1:8443/webhook'
+    # Before 1.30, the flags.
+    old = k8s.settings({'labels': {'keystone_auth_enabled': 'true', 'kube_tag': 'v1.29.4'}},
+                       TEMPLATE)
+    assert old['keystone_authz_api'] is None
+    _, args = api_server_of(old)
+    assert args['authorization-mode'] == 'Node,Webhook,RBAC'
+    assert args['authorization-webhook-config-file'] == k8s.KEYSTONE_WEBHOOK_CONFIG
+    assert 'authorization-config' not in args
+    # Off, the API server is kubeadm's; a kubeapi_options authorization stands.
+    server, args = api_server_of(k8s.settings({'labels': {}}, TEMPLATE))
+    assert 'extraVolumes' not in server and not any(a.startswith('authori') for a in args)
     own = k8s.settings({'labels': {'keystone_auth_enabled': 'true',
                                    'kubeapi_options': '--authorization-mode=Node,RBAC,Webhook'}},
                        TEMPLATE)
-    assert [a['value'] for a in own['extra_args']['apiServer']
-            if a['name'] == 'authorization-mode'] == ['Node,RBAC,Webhook']
+    _, args = api_server_of(own)
+    assert args['authorization-mode'] == 'Node,RBAC,Webhook' and 'authorization-config' not in args
 
 
 def test_keystone_auth_runs_on_the_masters_with_the_clouds_keystone_and_a_default_policy():

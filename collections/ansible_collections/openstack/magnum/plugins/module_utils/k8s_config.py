@@ -59,6 +59,17 @@ API_PORT = 6443
 KEYSTONE_WEBHOOK_DIR = '/etc/kubernetes/keystone-webhook'
 KEYSTONE_WEBHOOK_CONFIG = KEYSTONE_WEBHOOK_DIR + '/webhook.kubeconfig'
 KEYSTONE_WEBHOOK_ADDRESS = '127.0.0.1:8443'
+KEYSTONE_AUTHZ_CONFIG = KEYSTONE_WEBHOOK_DIR + '/authorization.yaml'
+# The structured authorization configuration (--authorization-config) by version: from
+# 1.30 the webhook is asked only about users that are not the cluster's own (matchConditions)
+# and a webhook that does not answer is no opinion at once; before, the flags.
+AUTHZ_CONFIG_APIS = ((1, 32, 'apiserver.config.k8s.io/v1'),
+                     (1, 30, 'apiserver.config.k8s.io/v1beta1'))
+# Who never goes to Keystone: the cluster's own users (system:*: nodes, controllers,
+# service accounts) and kubeadm's admins.
+KEYSTONE_SKIPS = ("!request.user.startsWith('system:')",
+                  "!('system:masters' in request.groups)",
+                  "!('kubeadm:cluster-admins' in request.groups)")
 BINARIES = ('kubeadm', 'kubelet', 'kubectl', 'crictl')
 # The images only the control plane's static pods run: workers are not given them.
 CONTROL_PLANE_IMAGES = ('kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'etcd')
@@ -191,10 +202,21 @@ def settings(cluster, template, addon_images=None, provider=None):
         if value and not any(a['name'] == flag for a in extra_args[component]):
             extra_args[component].append({'name': flag, 'value': str(value)})
     keystone_auth = labels_mod.to_bool(labels.get('keystone_auth_enabled'))
-    for flag, value in (('authentication-token-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
-                        ('authorization-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
-                        ('authorization-mode', 'Node,Webhook,RBAC')) if keystone_auth else ():
-        if not any(a['name'] == flag for a in extra_args['apiServer']):
+    authz_api = next((api for major, minor_from, api in AUTHZ_CONFIG_APIS
+                      if minor >= (major, minor_from)), None) if keystone_auth else None
+    own = set(a['name'] for a in extra_args['apiServer'])
+    if own & set(('authorization-mode', 'authorization-config', 'authorization-webhook-config-file')):
+        authz_api = None   # the kubeapi_options' own authorization stands
+    flags = [('authentication-token-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
+             ('authentication-token-webhook-version', 'v1beta1')]
+    if authz_api:
+        flags.append(('authorization-config', KEYSTONE_AUTHZ_CONFIG))
+    else:
+        flags += [('authorization-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
+                  ('authorization-webhook-version', 'v1beta1'),
+                  ('authorization-mode', 'Node,Webhook,RBAC')]
+    for flag, value in flags if keystone_auth else ():
+        if flag not in own:
             extra_args['apiServer'].append({'name': flag, 'value': value})
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
     if provider == 'openstack' and labels_mod.to_bool(labels.get('cloud_provider_enabled')) \
@@ -204,6 +226,7 @@ def settings(cluster, template, addon_images=None, provider=None):
         'cluster_uuid': cluster.get('uuid'),
         'project_id': cluster.get('project_id'),
         'keystone_auth': keystone_auth,
+        'keystone_authz_api': authz_api,
         'provider': provider,
         'volume_driver': template.get('volume_driver') or None,
         'kube_tag': tag,
@@ -392,6 +415,25 @@ def keystone_webhook_kubeconfig():
         'users': [{'name': 'webhook', 'user': {}}],
         'contexts': [{'name': 'webhook', 'context': {'cluster': 'webhook', 'user': 'webhook'}}],
         'current-context': 'webhook'}, indent=2, sort_keys=True) + '\n'
+
+
+def keystone_authorization_config(conf):
+    """The API server's structured authorization (--authorization-config) with
+    keystone_auth: the node authorizer, then k8s-keystone-auth for users that are not
+    the cluster's own (a webhook that does not answer in 3 s is no opinion), then RBAC."""
+    webhook = {'timeout': '3s', 'authorizedTTL': '5m', 'unauthorizedTTL': '30s',
+               'subjectAccessReviewVersion': 'v1beta1',
+               'matchConditionSubjectAccessReviewVersion': 'v1',
+               'failurePolicy': 'NoOpinion',
+               'connectionInfo': {'type': 'KubeConfigFile',
+                                  'kubeConfigFile': KEYSTONE_WEBHOOK_CONFIG},
+               'matchConditions': [{'expression': e} for e in KEYSTONE_SKIPS]}
+    return json.dumps({'apiVersion': conf['keystone_authz_api'],
+                       'kind': 'AuthorizationConfiguration',
+                       'authorizers': [{'type': 'Node', 'name': 'node'},
+                                       {'type': 'Webhook', 'name': 'keystone', 'webhook': webhook},
+                                       {'type': 'RBAC', 'name': 'rbac'}]},
+                      indent=2, sort_keys=True) + '\n'
 
 
 def kubeadm_join(conf, node, endpoint_host, token, ca_cert_hash, certificate_key=None):

@@ -254,6 +254,9 @@ class NodeSetup(object):
         if master and conf.get('keystone_auth'):
             self.file(k8s_config.KEYSTONE_WEBHOOK_CONFIG, k8s_config.keystone_webhook_kubeconfig(),
                       mode=0o600)
+            if conf.get('keystone_authz_api'):
+                self.file(k8s_config.KEYSTONE_AUTHZ_CONFIG,
+                          k8s_config.keystone_authorization_config(conf), mode=0o600)
 
     def kubelet(self, bin_dir):
         unit = self.file(KUBELET_UNIT, kubelet_unit(bin_dir))
