@@ -331,14 +331,14 @@ def test_keystone_auth_puts_the_webhook_before_rbac_on_every_master():
     webhook_kubeconfig = json.loads(k8s.keystone_webhook_kubeconfig())
     assert webhook_kubeconfig['clusters'][0]['cluster']['server'] == \
         'https://127.0.0.1:8443/webhook'
-    # Before 1.30, the flags.
-    old = k8s.settings({'labels': {'keystone_auth_enabled': 'true', 'kube_tag': 'v1.29.4'}},
-                       TEMPLATE)
-    assert old['keystone_authz_api'] is None
-    _, args = api_server_of(old)
-    assert args['authorization-mode'] == 'Node,Webhook,RBAC'
-    assert args['authorization-webhook-config-file'] == k8s.KEYSTONE_WEBHOOK_CONFIG
-    assert 'authorization-config' not in args
+    # Before 1.30 (no structured authorization) it is refused, by the API and here.
+    assert k8s.settings({'labels': {'keystone_auth_enabled': 'true', 'kube_tag': 'v1.31.0'}},
+                        TEMPLATE)['keystone_authz_api'] == 'apiserver.config.k8s.io/v1beta1'
+    with pytest.raises(Invalid, match='needs kube_tag v1.30.0 or later'):
+        labels.validate({'keystone_auth_enabled': 'true', 'kube_tag': 'v1.29.4'})
+    with pytest.raises(Invalid, match='needs Kubernetes v1.30 or later'):
+        k8s.settings({'labels': {'keystone_auth_enabled': 'true', 'kube_tag': 'v1.29.4'}},
+                     TEMPLATE)
     # Off, the API server is kubeadm's; a kubeapi_options authorization stands.
     server, args = api_server_of(k8s.settings({'labels': {}}, TEMPLATE))
     assert 'extraVolumes' not in server and not any(a.startswith('authori') for a in args)

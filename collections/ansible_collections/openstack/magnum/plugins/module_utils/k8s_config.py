@@ -60,11 +60,13 @@ KEYSTONE_WEBHOOK_DIR = '/etc/kubernetes/keystone-webhook'
 KEYSTONE_WEBHOOK_CONFIG = KEYSTONE_WEBHOOK_DIR + '/webhook.kubeconfig'
 KEYSTONE_WEBHOOK_ADDRESS = '127.0.0.1:8443'
 KEYSTONE_AUTHZ_CONFIG = KEYSTONE_WEBHOOK_DIR + '/authorization.yaml'
-# The structured authorization configuration (--authorization-config) by version: from
-# 1.30 the webhook is asked only about users that are not the cluster's own (matchConditions)
-# and a webhook that does not answer is no opinion at once; before, the flags.
+# The structured authorization configuration (--authorization-config, from 1.30) by
+# version: the webhook is asked only about users that are not the cluster's own
+# (matchConditions) and a webhook that does not answer is no opinion at once. With the
+# older flags every request waits on the webhook: kubeadm init times out before it runs.
 AUTHZ_CONFIG_APIS = ((1, 32, 'apiserver.config.k8s.io/v1'),
                      (1, 30, 'apiserver.config.k8s.io/v1beta1'))
+KEYSTONE_AUTH_FROM = (1, 30)
 # Who never goes to Keystone: the cluster's own users (system:*: nodes, controllers,
 # service accounts) and kubeadm's admins.
 KEYSTONE_SKIPS = ("!request.user.startsWith('system:')",
@@ -202,19 +204,13 @@ def settings(cluster, template, addon_images=None, provider=None):
         if value and not any(a['name'] == flag for a in extra_args[component]):
             extra_args[component].append({'name': flag, 'value': str(value)})
     keystone_auth = labels_mod.to_bool(labels.get('keystone_auth_enabled'))
-    authz_api = next((api for major, minor_from, api in AUTHZ_CONFIG_APIS
-                      if minor >= (major, minor_from)), None) if keystone_auth else None
+    authz_api = keystone_authz_api(minor) if keystone_auth else None
     own = set(a['name'] for a in extra_args['apiServer'])
-    if own & set(('authorization-mode', 'authorization-config', 'authorization-webhook-config-file')):
-        authz_api = None   # the kubeapi_options' own authorization stands
     flags = [('authentication-token-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
              ('authentication-token-webhook-version', 'v1beta1')]
-    if authz_api:
+    if not own & set(('authorization-mode', 'authorization-config')):
+        # Unless the kubeapi_options' own authorization stands.
         flags.append(('authorization-config', KEYSTONE_AUTHZ_CONFIG))
-    else:
-        flags += [('authorization-webhook-config-file', KEYSTONE_WEBHOOK_CONFIG),
-                  ('authorization-webhook-version', 'v1beta1'),
-                  ('authorization-mode', 'Node,Webhook,RBAC')]
     for flag, value in flags if keystone_auth else ():
         if flag not in own:
             extra_args['apiServer'].append({'name': flag, 'value': value})
@@ -415,6 +411,15 @@ def keystone_webhook_kubeconfig():
         'users': [{'name': 'webhook', 'user': {}}],
         'contexts': [{'name': 'webhook', 'context': {'cluster': 'webhook', 'user': 'webhook'}}],
         'current-context': 'webhook'}, indent=2, sort_keys=True) + '\n'
+
+
+def keystone_authz_api(minor):
+    """The AuthorizationConfiguration apiVersion of Kubernetes ``minor`` (major, minor)."""
+    for major, since, api in AUTHZ_CONFIG_APIS:
+        if tuple(minor) >= (major, since):
+            return api
+    raise Invalid("keystone_auth_enabled needs Kubernetes v%d.%d or later (the API server's "
+                  "structured authorization)." % KEYSTONE_AUTH_FROM)
 
 
 def keystone_authorization_config(conf):

@@ -299,6 +299,9 @@ def validate(labels, coe=None, network_driver=None, volume_driver=None,
     kube = version_tuple(labels.get('kube_tag'))
     if 'kube_tag' in labels and kube is None:
         raise Invalid("Label kube_tag must look like vX.Y.Z, not %r." % labels['kube_tag'])
+    if on('keystone_auth_enabled') and kube is not None and kube < (1, 30, 0):
+        raise Invalid("keystone_auth_enabled needs kube_tag v1.30.0 or later (the API "
+                      "server's structured authorization).")
     if network_driver == 'calico' and kube is not None and kube < (1, 9, 3):
         raise Invalid("The calico network driver needs kube_tag v1.9.3 or later.")
     if cluster_distro == 'fedora-atomic' and kube is not None and kube >= (1, 16, 0) \
