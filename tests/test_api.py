@@ -535,6 +535,29 @@ def test_health_is_refreshed_periodically(client):
     assert sick['status'] == 'CREATE_COMPLETE'  # health never changes the status
 
 
+def test_the_auto_healers_health_update_is_answered_as_magnum_answers_it(client):
+    """magnum-auto-healer's UpdateHealthStatus, as its source makes it (gophercloud
+    clusters.Update at microversion "latest": health_status and a health_status_reason
+    JSON-encoded with its double quotes turned single): Magnum 23 refuses the reason,
+    a string where its field is a mapping, with a 400 naming the field, and records
+    nothing; a mapping (what the field takes) is recorded."""
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    call(client, 'POST', '/v1/clusters', {'name': 'c', 'cluster_template_id': 'tpl'},
+         expect=202)
+    wait_status(client, 'c')
+    healer = [{'op': 'replace', 'path': '/health_status', 'value': 'UNHEALTHY'},
+              {'op': 'replace', 'path': '/health_status_reason',
+               'value': "{'updated_at': '2026-11-26 10:00:00', 'c-node-0.Ready': 'error'}"}]
+    detail = error_of(call(client, 'PATCH', '/v1/clusters/c', healer), 400)
+    assert 'health_status_reason' in detail and 'Wrong type' in detail
+    assert call(client, 'GET', '/v1/clusters/c').json['health_status'] == 'UNKNOWN'
+    healer[1]['value'] = {'c-node-0.Ready': 'error'}
+    call(client, 'PATCH', '/v1/clusters/c', healer, expect=202)
+    shown = call(client, 'GET', '/v1/clusters/c').json
+    assert (shown['health_status'], shown['health_status_reason']) == (
+        'UNHEALTHY', {'c-node-0.Ready': 'error'})
+
+
 def test_health_checks_run_side_by_side(client, tmp_path):
     """Health checks of several clusters run at the same time (--health-workers, 2 by
     default): each check of the fixture driver waits for the other's; one that runs alone
