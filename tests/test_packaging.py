@@ -1,0 +1,40 @@
+"""The execution environment AWX runs the collection in: ansible-builder (v3) makes its
+build context from execution-environment.yml (building the image needs a base image
+these machines cannot pull). Its collections are galaxy.yml's dependencies, its Python
+packages the collection's requirements.txt, which holds what the modules import."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+COLLECTION = REPO / 'collections/ansible_collections/openstack/magnum'
+BUILDER = shutil.which('ansible-builder', path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(not BUILDER, reason='no ansible-builder (pip install -e .[test])')
+def test_ansible_builder_makes_the_execution_environments_build_context(tmp_path):
+    context = tmp_path / 'context'
+    run = subprocess.run([BUILDER, 'create', '-f', 'execution-environment.yml', '--context',
+                          str(context)], cwd=str(REPO), capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    build = context / '_build'
+    dockerfile = (context / 'Dockerfile').read_text()
+    assert 'ansible-galaxy collection install --offline --no-deps /tmp/openstack-magnum-' \
+        in dockerfile
+    assert (build / 'openstack_magnum' / 'galaxy.yml').is_file()
+    assert (build / 'playbooks' / 'cluster_create.yml').is_file()
+    assert 'oslo.messaging' in (build / 'requirements.txt').read_text()
+    # The galaxy requirements are galaxy.yml's dependencies.
+    galaxy = yaml.safe_load((COLLECTION / 'galaxy.yml').read_text())
+    wanted = yaml.safe_load((build / 'requirements.yml').read_text())['collections']
+    assert dict((c['name'], c['version']) for c in wanted) == galaxy['dependencies']
+    # The collection's Python requirements name what ansible-builder will introspect.
+    meta = yaml.safe_load((COLLECTION / 'meta/execution-environment.yml').read_text())
+    assert (COLLECTION / meta['dependencies']['python']).is_file()
+    assert (COLLECTION / meta['dependencies']['system']).is_file()
