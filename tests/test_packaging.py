@@ -38,3 +38,35 @@ def test_ansible_builder_makes_the_execution_environments_build_context(tmp_path
     meta = yaml.safe_load((COLLECTION / 'meta/execution-environment.yml').read_text())
     assert (COLLECTION / meta['dependencies']['python']).is_file()
     assert (COLLECTION / meta['dependencies']['system']).is_file()
+
+
+def test_the_entry_playbooks_run_from_the_collection_alone(tmp_path):
+    """A project or execution environment with only the collection installed (built and
+    installed as ansible-galaxy does) has the entry playbooks:
+    `ansible-playbook openstack.magnum.<entry point>`; the repository's playbooks/ only
+    import them."""
+    bin_dir = Path(sys.executable).parent
+    built = subprocess.run([str(bin_dir / 'ansible-galaxy'), 'collection', 'build',
+                            str(COLLECTION), '--output-path', str(tmp_path)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stdout + built.stderr
+    (archive,) = tmp_path.glob('openstack-magnum-*.tar.gz')
+    installed = tmp_path / 'installed'
+    done = subprocess.run([str(bin_dir / 'ansible-galaxy'), 'collection', 'install',
+                           '--offline', '--no-deps', '--force', '-p', str(installed),
+                           str(archive)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    entry_points = sorted(p.stem for p in (REPO / 'playbooks').glob('*.yml'))
+    assert entry_points == sorted(p.stem for p in (COLLECTION / 'playbooks').glob('*.yml'))
+    site = [p for p in sys.path if p.endswith('site-packages')]
+    for name in entry_points:
+        check = subprocess.run(
+            [str(bin_dir / 'ansible-playbook'), '--syntax-check', 'openstack.magnum.' + name],
+            cwd=str(tmp_path), capture_output=True, text=True, timeout=120,
+            env={'PATH': '%s:/usr/bin:/bin' % bin_dir, 'HOME': str(tmp_path),
+                 'ANSIBLE_COLLECTIONS_PATH': ':'.join([str(installed)] + site)})
+        assert check.returncode == 0, (name, check.stdout + check.stderr)
+        assert str(installed) in check.stdout
+        wrapper = yaml.safe_load((REPO / 'playbooks' / (name + '.yml')).read_text())
+        assert wrapper[0]['ansible.builtin.import_playbook'] == 'openstack.magnum.' + name
