@@ -48,27 +48,19 @@ def _locate(tenant_id, identity, name=None):
     raise StackNotFound('The Stack (%s) could not be found.' % (name or identity))
 
 
-@bp.get('/stacks/<identity>')
-def find_stack(tenant_id, identity):
-    stacks, what = _locate(tenant_id, identity)
+# A stack by its identity (id or name, as stacks.Find and stackresources.Find ask) or by
+# name and id.
+@bp.get('/stacks/<identity>', defaults={'stack_name': None})
+@bp.get('/stacks/<stack_name>/<identity>')
+def show_stack(tenant_id, identity, stack_name):
+    stacks, what = _locate(tenant_id, identity, stack_name)
     return jsonify({'stack': stacks.stack(what)})
 
 
-@bp.get('/stacks/<stack_name>/<stack_id>')
-def get_stack(tenant_id, stack_name, stack_id):
-    stacks, what = _locate(tenant_id, stack_id, stack_name)
-    return jsonify({'stack': stacks.stack(what)})
-
-
-@bp.get('/stacks/<identity>/resources')
-def find_resources(tenant_id, identity):
-    stacks, what = _locate(tenant_id, identity)
-    return jsonify({'resources': stacks.resources(what)})
-
-
-@bp.get('/stacks/<stack_name>/<stack_id>/resources')
-def list_resources(tenant_id, stack_name, stack_id):
-    stacks, what = _locate(tenant_id, stack_id, stack_name)
+@bp.get('/stacks/<identity>/resources', defaults={'stack_name': None})
+@bp.get('/stacks/<stack_name>/<identity>/resources')
+def list_resources(tenant_id, identity, stack_name):
+    stacks, what = _locate(tenant_id, identity, stack_name)
     return jsonify({'resources': stacks.resources(what)})
 
 

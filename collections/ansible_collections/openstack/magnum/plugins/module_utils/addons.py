@@ -303,6 +303,25 @@ def not_deployed(labels):
     return found
 
 
+def _service_account(name, namespace, account, rules=None, role=None):
+    """The service account ``account`` of add-on ``name`` and its cluster-wide binding:
+    to ``role`` (an existing ClusterRole), or to the ClusterRole ``name`` of ``rules``
+    made with it."""
+    labels = {'k8s-app': name}
+    made = [{'apiVersion': 'v1', 'kind': 'ServiceAccount',
+             'metadata': {'name': account, 'namespace': namespace, 'labels': labels}}]
+    if rules is not None:
+        made.append({'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRole',
+                     'metadata': {'name': name, 'labels': labels}, 'rules': rules})
+    made.append({'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
+                 'metadata': {'name': name, 'labels': labels},
+                 'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
+                             'name': role or name},
+                 'subjects': [{'kind': 'ServiceAccount', 'name': account,
+                               'namespace': namespace}]})
+    return made
+
+
 def cloud_addons(labels, template):
     """What the labels and template turn on that is given the cloud: ``addons`` (names),
     ``sections`` (of the cloud-config they need) and ``makes`` (those that make load
@@ -366,15 +385,9 @@ def octavia_ingress(conf, labels):
                'volumeMounts': [{'name': 'config', 'mountPath': '/etc/config',
                                  'readOnly': True}]}],
            'volumes': [{'name': 'config', 'secret': {'secretName': name + '-config'}}]}
-    objects = [
-        {'apiVersion': 'v1', 'kind': 'ServiceAccount', 'metadata': meta},
-        # As upstream's manifest: it watches and annotates every namespace's Ingresses,
-        # Services, Secrets and nodes.
-        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
-         'metadata': {'name': name, 'labels': meta['labels']},
-         'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
-                     'name': 'cluster-admin'},
-         'subjects': [{'kind': 'ServiceAccount', 'name': name, 'namespace': namespace}]},
+    # As upstream's manifest: it watches and annotates every namespace's Ingresses,
+    # Services, Secrets and nodes.
+    objects = _service_account(name, namespace, name, role='cluster-admin') + [
         {'apiVersion': 'apps/v1', 'kind': 'StatefulSet', 'metadata': meta,
          'spec': {'replicas': 1, 'serviceName': name,
                   'selector': {'matchLabels': {'k8s-app': name}},
@@ -460,19 +473,8 @@ def keystone_auth(conf, labels, keystone_url, policy_text=None):
             'securityContext': {'runAsUser': 0},
             'volumeMounts': [{'name': 'pki', 'mountPath': pki, 'readOnly': True}]}],
         'volumes': [{'name': 'pki', 'hostPath': {'path': pki, 'type': 'Directory'}}]}
-    objects = [
-        {'apiVersion': 'v1', 'kind': 'ServiceAccount',
-         'metadata': dict(meta, name='k8s-keystone')},
-        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRole',
-         'metadata': {'name': name, 'labels': meta['labels']},
-         'rules': [{'apiGroups': [''], 'resources': ['configmaps'],
-                    'verbs': ['get', 'watch', 'list']}]},
-        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
-         'metadata': {'name': name, 'labels': meta['labels']},
-         'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
-                     'name': name},
-         'subjects': [{'kind': 'ServiceAccount', 'name': 'k8s-keystone',
-                       'namespace': namespace}]},
+    objects = _service_account(name, namespace, 'k8s-keystone', rules=[
+        {'apiGroups': [''], 'resources': ['configmaps'], 'verbs': ['get', 'watch', 'list']}]) + [
         {'apiVersion': 'apps/v1', 'kind': 'DaemonSet', 'metadata': meta,
          'spec': {'selector': {'matchLabels': {'k8s-app': name}},
                   'updateStrategy': {'type': 'RollingUpdate'},
@@ -535,17 +537,9 @@ def cluster_autoscaler(conf, labels):
                               'readOnly': True}]}],
         'volumes': [{'name': 'cloud-config', 'secret': {'secretName': AUTOSCALER_SECRET}}]}
     meta = {'name': name, 'namespace': namespace, 'labels': {'k8s-app': name}}
-    objects = [
-        {'apiVersion': 'v1', 'kind': 'ServiceAccount', 'metadata': meta},
-        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRole',
-         'metadata': {'name': name, 'labels': meta['labels']},
-         'rules': [{'apiGroups': list(groups), 'resources': list(kinds), 'verbs': list(verbs)}
-                   for groups, kinds, verbs in AUTOSCALER_RULES]},
-        {'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRoleBinding',
-         'metadata': {'name': name, 'labels': meta['labels']},
-         'roleRef': {'apiGroup': 'rbac.authorization.k8s.io', 'kind': 'ClusterRole',
-                     'name': name},
-         'subjects': [{'kind': 'ServiceAccount', 'name': name, 'namespace': namespace}]},
+    objects = _service_account(name, namespace, name, rules=[
+        {'apiGroups': list(groups), 'resources': list(kinds), 'verbs': list(verbs)}
+        for groups, kinds, verbs in AUTOSCALER_RULES]) + [
         {'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': meta,
          'spec': {'replicas': 1, 'selector': {'matchLabels': {'k8s-app': name}},
                   'template': {'metadata': {'labels': {'k8s-app': name}}, 'spec': pod}}},
