@@ -94,10 +94,11 @@ class Infra:
                         ANSIBLE_CALLBACK_RESULT_FORMAT='json',
                         PATH='%s:%s' % (BIN, os.environ['PATH']))
 
-    def module(self, module_name, **args):
+    def module(self, module_name, check_mode=False, **args):
         run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
                               'openstack.magnum.' + module_name]
-                             + (['-a', json.dumps(args)] if args else []), cwd=str(REPO),
+                             + (['-a', json.dumps(args)] if args else [])
+                             + (['--check'] if check_mode else []), cwd=str(REPO),
                              env=self.env, capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stdout + run.stderr
         return json.loads(run.stdout.split('=>', 1)[1])
@@ -181,6 +182,8 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         assert len(groups[prefix + 'default-master'].member_ids) == 3
         volumes = sorted(v.name for v in conn.block_storage.volumes() if v.name.startswith(prefix))
         assert volumes == sorted(n + '-docker' for n in names)
+        assert all([conn.block_storage.find_volume(a['id']).name for a in s.attached_volumes]
+                   == [s.name + '-docker'] for s in servers), [s.attached_volumes for s in servers]
         ports = dict((p.name, p) for p in conn.network.ports() if (p.name or '').startswith(prefix))
         fips = [ip for ip in own_fips(conn) if ip.port_id in set(p.id for p in ports.values())]
         assert len(fips) == 5
@@ -250,6 +253,66 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         assert_nothing_left(conn, prefix, fips_before)
     finally:
         cleanup(infra, 'vmc')
+
+
+def test_security_groups_and_volumes_converge_in_one_run_each(conn, lab, tmp_path):
+    """cluster_security_groups and cluster_volumes (one module run each, instead of one per
+    rule or volume): what is missing is made, a second run changes nothing, check mode
+    only tells, a rule added by hand stays, and volumes are deleted by name."""
+    infra = Infra(tmp_path, lab)
+    cluster = record(infra, 'cvg', 1, 1)
+    ports = {'master': [{'protocol': 'tcp', 'min': 6443, 'max': 6443}],
+             'worker': [{'protocol': 'udp', 'min': 8472, 'max': 8472}]}
+    server = None
+    try:
+        args = dict(cluster='cvg', cloud=CLOUD, ports=ports, internal_cidrs=['10.9.0.0/24'])
+        first = infra.module('cluster_security_groups', **args)
+        assert first['changed'] and len(first['made']) == 2 + 2 * 3, first['made']
+        master = conn.network.get_security_group(first['security_groups']['master'])
+        stack = master.name[:-len('-secgroup-master')]
+        assert stack.startswith('cvg-') and len(stack) == len('cvg-') + 12, stack
+        assert master.description == 'Cluster %s: master nodes' % cluster['uuid']
+        rules = sorted(str((r['protocol'], r['port_range_min'], r['remote_ip_prefix']))
+                       for r in master.security_group_rules if r['direction'] == 'ingress')
+        expected = [('tcp', 22, '0.0.0.0/0'), ('tcp', 6443, '0.0.0.0/0'),
+                    (None, None, '10.9.0.0/24')]
+        assert rules == sorted(str(r) for r in expected), rules
+        conn.network.create_security_group_rule(
+            security_group_id=master.id, direction='ingress', protocol='tcp',
+            port_range_min=8080, port_range_max=8080, remote_ip_prefix='192.0.2.0/24')
+        again = infra.module('cluster_security_groups', **args)
+        assert not again['changed'] and again['made'] == []
+        assert again['security_groups'] == first['security_groups']
+        wider = dict(args, internal_cidrs=['10.9.0.0/24', '10.200.0.0/16'])
+        told = infra.module('cluster_security_groups', check_mode=True, **wider)
+        assert told['changed'] and len(told['made']) == 2, told['made']
+        assert len(conn.network.get_security_group(master.id).security_group_rules) == \
+            len(master.security_group_rules) + 1  # nothing made in check mode
+
+        server = conn.compute.create_server(
+            name=stack + '-master-0', image_id=conn.image.find_image(IMAGE).id,
+            flavor_id=conn.compute.find_flavor('m1.tiny').id, networks='none')
+        conn.compute.wait_for_server(server)
+        volumes = [{'name': stack + '-master-0-docker', 'server': server.name, 'size': 1},
+                   {'name': stack + '-master-0-etcd', 'server': server.name, 'size': 1}]
+        made = infra.module('cluster_volumes', cluster='cvg', cloud=CLOUD, volumes=volumes)
+        assert made['changed'] and len(made['done']) == 4, made['done']
+        attached = sorted(conn.block_storage.find_volume(a['id']).name
+                          for a in conn.compute.get_server(server.id).attached_volumes)
+        assert attached == sorted(v['name'] for v in volumes)
+        again = infra.module('cluster_volumes', cluster='cvg', cloud=CLOUD, volumes=volumes)
+        assert not again['changed'], again['done']
+        conn.compute.delete_server(server)
+        conn.compute.wait_for_delete(server)
+        server = None
+        gone = infra.module('cluster_volumes', cluster='cvg', cloud=CLOUD, state='absent',
+                            names=[v['name'] for v in volumes] + [stack + '-node-9-docker'])
+        assert sorted(gone['done']) == sorted('delete ' + v['name'] for v in volumes)
+        assert not [v for v in conn.block_storage.volumes() if v.name.startswith(stack)]
+    finally:
+        if server is not None:
+            conn.compute.delete_server(server)
+        cleanup(infra, 'cvg')
 
 
 def test_upgrade_to_a_new_image_rebuilds_servers_one_at_a_time(conn, lab, tmp_path):
