@@ -51,6 +51,10 @@ def parse_args(argv=None):
     parser.add_argument('--health-workers', type=int, default=defaults.health_workers,
                         help='health checks run at once (default %(default)s), apart from '
                              'the --workers that run operations')
+    parser.add_argument('--auto-healing-grace', type=float, default=defaults.auto_healing_grace,
+                        help='seconds a worker of a cluster with auto_healing_enabled stays '
+                             'not Ready, health round after health round, before it is '
+                             'replaced (default %(default)s)')
     parser.add_argument('--secret-key-file', default=defaults.secret_key_file,
                         help='Fernet keys, one per line, that seal CA private keys and '
                              'cluster credentials in the store: the first seals, all unseal '
@@ -105,6 +109,7 @@ def main(argv=None):
         cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
         project_dir=Path(args.project_dir), provider=args.provider,
         health_interval=args.health_interval, health_workers=args.health_workers,
+        auto_healing_grace=args.auto_healing_grace,
         secret_key_file=args.secret_key_file, policy_file=args.policy_file,
         heartbeat_interval=min(10.0, args.health_interval or 10.0),
         playbooks_dir=Path(args.project_dir) / 'playbooks')

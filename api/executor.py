@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import ansible_runner
 
 from api import auth_cache, credentials, extravars as extravars_mod
-from api.core import failures
+from api.core import errors, failures, healing, lifecycle
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
@@ -44,6 +44,7 @@ class Executor:
         self._health_pool = ThreadPoolExecutor(max_workers=max(1, settings.health_workers),
                                                thread_name_prefix='magnum-health')
         self._health_pending = set()
+        self._broken_since = {}  # cluster uuid -> {node name: when first seen broken}
         self._health_due = time.monotonic() + settings.health_interval
         self._reap()
         self._beat = threading.Thread(target=self._heartbeat, name='magnum-heartbeat',
@@ -60,6 +61,12 @@ class Executor:
                                service_id=self.service_id)
         self.store.after_commit(lambda: self.pool.submit(self._run_guarded, job['uuid']))
         return job
+
+    def submit_resize(self, cluster, group, node_count, nodes_to_remove):
+        return self.submit('resize', 'cluster_resize.yml', {
+            'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid'],
+            'node_count': node_count, 'nodes_to_remove': nodes_to_remove or []},
+            cluster_id=cluster['uuid'], resource_id=group['uuid'])
 
     def delete_pending(self, cluster_id=None, resource_id=None):
         """Whether a delete of this cluster (or federation) is queued or running."""
@@ -132,11 +139,43 @@ class Executor:
                 rotate_artifacts=1, settings={'suppress_ansible_output': True})
             if runner.status != 'successful':
                 LOG.info('health check of %s ended %s', cluster_uuid, runner.status)
+            else:
+                self.heal(cluster_uuid)
         except Exception:
             LOG.exception('health check of %s crashed', cluster_uuid)
         finally:
             _remove_run_secrets(private_dir)
             self._health_pending.discard(cluster_uuid)
+
+    def heal(self, cluster_uuid, now=None):
+        """Auto-healing after a health round (module_utils/healing.py): replace the
+        workers broken for the grace period, one node group per round, through a resize
+        job as the API's own. Returns the jobs started."""
+        cluster = self.store.get('cluster', cluster_uuid, by_name=False)
+        if not healing.enabled(cluster) or cluster['status'] not in states.COMPLETE:
+            self._broken_since.pop(cluster_uuid, None)
+            return []
+        groups = self.store.find('nodegroup', cluster_id=cluster_uuid)
+        seen = self._broken_since.setdefault(cluster_uuid, {})
+        repairs = healing.due(healing.broken_workers(cluster, groups), seen,
+                              time.monotonic() if now is None else now,
+                              self.settings.auto_healing_grace, groups)
+        for group_uuid, names in repairs[:1]:
+            group = [g for g in groups if g['uuid'] == group_uuid][0]
+            try:
+                with self.store.write(lock=lifecycle.cluster_lock(cluster)):
+                    started, group = lifecycle.start_resize(
+                        self.store, cluster, group['node_count'], group_uuid, names)
+                    job = self.submit_resize(started, group, group['node_count'], names)
+            except errors.MagnumError as exc:  # busy since, or another API process healed
+                LOG.info('auto-healing of %s not started: %s', cluster_uuid, exc)
+                return []
+            LOG.warning('auto-healing cluster %s: replacing %s (not Ready for %ds or more)',
+                        cluster_uuid, ', '.join(names), self.settings.auto_healing_grace)
+            for name in names:
+                seen.pop(name, None)
+            return [job]
+        return []
 
     def _envvars(self, cluster_uuid=None, private_dir=None):
         """The environment of a run; a cluster with a credential of its own gets its

@@ -36,6 +36,10 @@ class Settings:
     health_interval: float = 60.0
     # Health checks run at once (each one ansible-playbook run; apart from the job workers).
     health_workers: int = 2
+    # Seconds a worker of an auto_healing_enabled cluster stays broken (its Ready
+    # condition not True in every health round) before it is replaced (module_utils/healing.py;
+    # magnum-auto-healer's default unhealthy duration).
+    auto_healing_grace: float = 300.0
     start_executor: bool = True
     # Infrastructure provider of the clusters: docker (local nodes), openstack or none.
     provider: str = field(default_factory=lambda: os.environ.get('MAGNUM_PROVIDER', 'docker'))

@@ -127,11 +127,11 @@ def test_template_crud_and_links(client):
     (dict(TPL, unknown_field=1), 'Unknown attribute'),
     # An add-on the driver does not deploy is refused, never accepted and ignored.
     (dict(TPL, labels={'auto_healing_enabled': 'true', 'ingress_controller': 'nginx',
-                       'auto_scaling_enabled': 'false'}),
+                       'auto_healing_controller': 'draino', 'auto_scaling_enabled': 'false'}),
      'does not deploy these add-ons yet: ingress_controller=nginx (ingress-nginx, retired '
      'upstream in March 2026; ingress_controller=traefik serves the same Ingress resources), '
-     "auto_healing_enabled=true (the auto-healer: magnum-auto-healer finds the cluster's Heat "
-     'stack by a field Magnum no longer returns, draino is archived). Unset them'),
+     'auto_healing_controller=draino (draino, archived upstream; magnum-auto-healer, the '
+     'default, replaces broken workers). Unset them'),
     # Cinder CSI is handed the cluster's OpenStack credential: Magnum's cluster_user_trust.
     (dict(TPL, volume_driver='cinder'), 'volume_driver=cinder deploys Cinder CSI, which is '
      "given the cluster's OpenStack credential: that needs cluster_user_trust"),
@@ -195,8 +195,9 @@ def test_template_in_use_protected(client):
     ({'name': 'c', 'cluster_template_id': 'tpl', 'create_timeout': 0}, 400, 'create_timeout'),
     ({'name': 'c', 'cluster_template_id': 'tpl', 'master_count': 3}, 400, 'master_lb_enabled'),
     ({'name': '-c', 'cluster_template_id': 'tpl'}, 400, 'not valid'),
-    ({'name': 'c', 'cluster_template_id': 'tpl', 'labels': {'auto_healing_enabled': 'true'}},
-     400, 'auto_healing_enabled=true (the auto-healer:'),
+    ({'name': 'c', 'cluster_template_id': 'tpl',
+      'labels': {'auto_healing_enabled': 'true', 'auto_healing_controller': 'draino'}},
+     400, 'auto_healing_controller=draino (draino, archived'),
 ])
 def test_cluster_bad_input(client, body, status, message):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)

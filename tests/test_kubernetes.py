@@ -529,6 +529,46 @@ def test_health_reads_the_api_through_its_address_with_a_certificate_of_the_clus
         assert health() == ('UNKNOWN', {'api': 'The cluster is not accessible'})
 
 
+def test_auto_healing_replaces_a_worker_that_stays_not_ready(tmp_path):
+    """auto_healing_enabled (magnum-auto-healer, the default): the API's health rounds
+    read a worker NotReady through the cluster's API and, once the grace period is over,
+    replace it as magnum-auto-healer repairs a worker: a resize job of its node group to
+    the same count naming it in nodes_to_remove. Once, not every round; masters and
+    healthy workers are left alone."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import jobs, lifecycle
+    from k8s_standin import node
+    with standin_cluster(tmp_path) as (url, store, uuid, api):
+        cluster = store.get('cluster', uuid)
+        store.update('cluster', uuid, {'labels': dict(cluster['labels'],
+                                                      auto_healing_enabled='true')})
+        groups = dict((g['role'], g) for g in store.find('nodegroup', cluster_id=uuid))
+        store.update('nodegroup', groups['worker']['uuid'], {'node_count': 2})
+        lifecycle.set_facts(store, uuid, {'nodegroup_nodes': {
+            groups['master']['uuid']: [{'name': 'k-master-0', 'address': '10.0.0.3'}],
+            groups['worker']['uuid']: [{'name': 'k-node-0', 'address': '10.0.0.4'},
+                                       {'name': 'k-node-1', 'address': '10.0.0.5'}]}})
+        api.nodes = [node('k-master-0', 'False'), node('k-node-0'), node('k-node-1', 'False')]
+        server = ApiServer(url, REPO, tmp_path, provider='none', args=[
+            '--health-interval', '1', '--auto-healing-grace', '3']).start()
+        try:
+            started = wait_for(lambda: jobs.Jobs(store).for_cluster(uuid), timeout=180)
+            assert [(j['operation'], j['resource_id']) for j in started] == [
+                ('resize', groups['worker']['uuid'])]
+            assert started[0]['extravars'] == {
+                'cluster_uuid': uuid, 'nodegroup': groups['worker']['uuid'], 'node_count': 2,
+                'nodes_to_remove': ['k-node-1']}
+            # No stand-in provider builds nodes: the replacement ends UPDATE_FAILED,
+            # retryable, and no round starts another.
+            assert wait_for(lambda: store.get('cluster', uuid)['status'] in (
+                'UPDATE_FAILED', 'UPDATE_COMPLETE'), timeout=300)
+            time.sleep(5)
+            assert len(jobs.Jobs(store).for_cluster(uuid)) == 1
+        finally:
+            server.stop()
+        healths = [line for line in server.log.read_text().splitlines() if 'auto-healing' in line]
+        assert len(healths) == 1 and 'replacing k-node-1' in healths[0], healths
+
+
 def test_cluster_config_gives_a_kubeconfig_that_the_clusters_api_accepts(tmp_path):
     """`openstack coe cluster config` (python-magnumclient makes the kubeconfig itself from
     the cluster, its template, the CA and a certificate the API signs): it points at
@@ -939,6 +979,37 @@ def test_kubernetes_lifecycle_on_local_nodes(tmp_path):
         fresh = cluster_config(rest, 'k', tmp_path / 'cfg2')
         assert all(n[2] == 'True' for n in ready_nodes(fresh).values())
 
+        made.delete_to_nothing()
+
+
+@needs_artifacts
+def test_auto_healing_replaces_a_worker_whose_kubelet_stopped(tmp_path):
+    """auto_healing_enabled on a real cluster: a worker's kubelet stops, the node goes
+    NotReady; after the grace period the API's health rounds replace it (a resize naming
+    it, at the same count): it is gone, a new worker is Ready, the cluster UPDATE_COMPLETE
+    and HEALTHY again."""
+    args = ['--health-interval', '10', '--auto-healing-grace', '30']
+    with k8s_on_local_nodes(tmp_path, args, MAGNUM_K8S_ARTIFACTS=ARTIFACTS) as made:
+        rest = made.rest
+        rest.coe('cluster', 'template', 'create', 'kt', *real_template(
+            auto_healing_enabled='true', metrics_server_enabled='false', npd_enabled='false',
+            kube_dashboard_enabled='false'))
+        cluster = rest.create('k', 'kt', 2)
+        made.uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        conf = cluster_config(rest, 'k', tmp_path / 'cfg')
+        workers = sorted(name for name, n in ready_nodes(conf).items() if n[0] == 'worker')
+        on_node(workers[0], 'systemctl', 'stop', 'kubelet')
+
+        def healed():
+            shown = rest.show('k')
+            nodes = ready_nodes(conf)
+            return shown['status'] == 'UPDATE_COMPLETE' and workers[0] not in nodes and \
+                len(nodes) == 3 and all(n[2] == 'True' for n in nodes.values()) and shown
+        shown = wait_for(healed, timeout=1200, interval=5)
+        assert workers[1] in ready_nodes(conf)
+        assert wait_for(lambda: rest.show('k')['health_status'] == 'HEALTHY', timeout=120)
+        assert shown['node_count'] == 2
         made.delete_to_nothing()
 
 

@@ -96,20 +96,13 @@ def update(ident):
     with store.write(lock=lifecycle.cluster_lock(current)):
         cluster, group = lifecycle.patch_cluster(store, current, patched)
         if group is not None:
-            _submit_resize(cluster, group, group_target(new_count), [])
+            ctx.executor().submit_resize(cluster, group, group_target(new_count), [])
     return accepted(cluster['uuid'])
 
 
 def group_target(new_count):
     """``remove /node_count`` resets the default worker group to the default of 1."""
     return fields.CLUSTER['node_count'][1] if new_count is None else new_count
-
-
-def _submit_resize(cluster, group, node_count, nodes_to_remove):
-    ctx.executor().submit('resize', 'cluster_resize.yml', {
-        'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid'],
-        'node_count': node_count, 'nodes_to_remove': nodes_to_remove or []},
-        cluster_id=cluster['uuid'], resource_id=group['uuid'])
 
 
 @bp.delete('/<ident>')
@@ -150,7 +143,7 @@ def resize(ident):
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         cluster, group = lifecycle.start_resize(store, cluster, node_count,
                                                 data.get('nodegroup'), nodes_to_remove)
-        _submit_resize(cluster, group, node_count, nodes_to_remove)
+        ctx.executor().submit_resize(cluster, group, node_count, nodes_to_remove)
     return accepted(cluster['uuid'])
 
 

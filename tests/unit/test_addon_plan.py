@@ -7,7 +7,7 @@ import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils import addons
 from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
-from ansible_collections.openstack.magnum.plugins.module_utils import labels
+from ansible_collections.openstack.magnum.plugins.module_utils import healing, labels
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
@@ -129,16 +129,24 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
                                 'auto_healing_enabled': '1'}) == [
         'ingress_controller=nginx (ingress-nginx, retired upstream in March 2026; '
         'ingress_controller=traefik serves the same Ingress resources)',
-        "auto_healing_enabled=1 (the auto-healer: magnum-auto-healer finds the cluster's Heat "
-        'stack by a field Magnum no longer returns, draino is archived)']
+        ]
+    # draino is refused only where auto-healing is on; magnum-auto-healer (the default) runs.
+    assert addons.not_deployed({'auto_healing_enabled': '1'}) == []
+    assert addons.not_deployed({'auto_healing_controller': 'draino'}) == []
+    assert addons.not_deployed({'auto_healing_enabled': 'true',
+                                'auto_healing_controller': 'draino'}) == [
+        'auto_healing_controller=draino (draino, archived upstream; magnum-auto-healer, the '
+        'default, replaces broken workers)']
     # traefik is deployed (an add-on), never refused.
     assert addons.not_deployed({'ingress_controller': 'traefik'}) == []
     # Every one is a label of the guide's catalogue, and none is an add-on deployed.
     deployed = set(a.label for a in addons.ADDONS if not isinstance(a.when, str))
     for label, _ in addons.NOT_DEPLOYED:
         assert label in labels.CATALOGUE and label not in deployed
-    assert set(addons.INGRESS_NOT_DEPLOYED) | {'traefik', 'octavia'} == set(
+    assert set(addons.VALUES_NOT_DEPLOYED['ingress_controller']) | {'traefik', 'octavia'} == set(
         v for v in labels.CATALOGUE['ingress_controller'][1] if v)
+    assert set(addons.VALUES_NOT_DEPLOYED['auto_healing_controller']) | set(
+        healing.CONTROLLERS) == set(labels.CATALOGUE['auto_healing_controller'][1])
 
 
 def test_traefik_serves_ingresses_from_the_nodes_of_the_ingress_role():

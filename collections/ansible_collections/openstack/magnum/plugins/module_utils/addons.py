@@ -272,18 +272,24 @@ NOT_DEPLOYED = (
     ('influx_grafana_dashboard_enabled', 'InfluxDB and Grafana fed by Heapster, retired '
                                          'upstream; monitoring_enabled gives Grafana on '
                                          'Prometheus'),
-    ('auto_healing_enabled', 'the auto-healer: magnum-auto-healer finds the cluster\'s Heat '
-                             'stack by a field Magnum no longer returns, draino is archived'),
+    ('auto_healing_controller', None),
     ('heapster_enabled', 'Heapster (retired upstream; metrics_server_enabled serves the '
                          'metrics API)'),
     ('tiller_enabled', 'Tiller (Helm 2, retired upstream)'),
 )
 
 
-# The ingress controllers the guide names that are not deployed.
-INGRESS_NOT_DEPLOYED = {
-    'nginx': 'ingress-nginx, retired upstream in March 2026; ingress_controller=traefik '
-             'serves the same Ingress resources',
+# The values the guide names for a label that are not deployed: the ingress
+# controllers, and the auto-healers (with auto_healing_enabled).
+VALUES_NOT_DEPLOYED = {
+    'ingress_controller': {
+        'nginx': 'ingress-nginx, retired upstream in March 2026; ingress_controller=traefik '
+                 'serves the same Ingress resources',
+    },
+    'auto_healing_controller': {
+        'draino': 'draino, archived upstream; magnum-auto-healer, the default, replaces '
+                  'broken workers',
+    },
 }
 
 
@@ -293,9 +299,10 @@ def not_deployed(labels):
     found = []
     for label, what in NOT_DEPLOYED:
         value = (labels or {}).get(label)
-        if label == 'ingress_controller':
-            what = INGRESS_NOT_DEPLOYED.get(value)
-            on = bool(what)
+        if label in VALUES_NOT_DEPLOYED:
+            what = VALUES_NOT_DEPLOYED[label].get(value)
+            on = bool(what) and (label != 'auto_healing_controller' or labels_mod.to_bool(
+                (labels or {}).get('auto_healing_enabled')))
         else:
             on = labels_mod.to_bool(value)
         if on:

@@ -1,0 +1,205 @@
+"""The Cluster API driver's mapping (module_utils/capi.py): names, the openstack-cluster
+chart's values, and the cluster's state read from CAPI's objects."""
+
+import re
+
+import pytest
+from ansible_collections.openstack.magnum.plugins.module_utils import capi
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+UUID = '0c5bd0b9-89c4-4c53-b690-52d5004e93a8'
+TEMPLATE = {'image_id': 'ubuntu-2404-kube-v1.33.3', 'keypair_id': 'tpl-key',
+            'flavor_id': 'm1.small', 'master_flavor_id': 'm1.medium',
+            'dns_nameserver': '8.8.8.8, 1.1.1.1', 'network_driver': 'calico',
+            'floating_ip_enabled': True, 'labels': {}}
+IMAGE = {'id': 'img-1', 'name': 'ubuntu-2404-kube-v1.33.3', 'os_distro': 'ubuntu',
+         'properties': {'kube_version': 'v1.33.3'}}
+
+
+def cluster(**fields):
+    found = {'uuid': UUID, 'name': 'My Cluster!', 'project_id': 'Proj-42ab',
+             'keypair': 'mykey', 'master_count': 3, 'master_flavor_id': 'm1.large',
+             'flavor_id': 'm1.small', 'labels': {}}
+    found.update(fields)
+    return found
+
+
+def groups(*extra):
+    return [{'name': 'default-master', 'role': 'master', 'node_count': 3, 'is_default': True},
+            {'name': 'default-worker', 'role': 'worker', 'node_count': 2, 'is_default': True,
+             'flavor_id': 'm1.small', 'min_node_count': 0}] + list(extra)
+
+
+def test_names_are_valid_kubernetes_names_whatever_the_cluster_is_called():
+    names = capi.names(cluster())
+    assert names['namespace'] == 'magnum-proj42ab'
+    assert re.match(r'^my-cluster-[a-z0-9]{12}$', names['release']), names
+    assert names['credentials'] == names['release'] + '-cloud-credentials'
+    for name in ('---', 'Ünïcödé', 'x' * 200, '9lives', 'a.b_c'):
+        release = capi.names(cluster(name=name))['release']
+        assert len(release) <= 53 and re.match(r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', release), \
+            (name, release)
+    # Stable for a cluster, different for another.
+    assert capi.names(cluster())['release'] == names['release']
+    assert capi.names(cluster(uuid=UUID[:-1] + '9'))['release'] != names['release']
+
+
+def test_values_map_the_template_cluster_groups_and_labels():
+    labels = {'master_lb_floating_ip_enabled': 'false', 'fixed_subnet_cidr': '10.9.0.0/24',
+              'boot_volume_size': '40', 'boot_volume_type': 'ssd', 'etcd_volume_size': '10',
+              'etcd_volume_type': 'fast', 'monitoring_enabled': 'true',
+              'master_lb_allowed_cidrs': '192.0.2.0/24, 198.51.100.0/24',
+              'octavia_provider': 'ovn', 'extra_network_names': 'storage-net',
+              'auto_healing_enabled': 'false'}
+    extra = {'name': 'GPU Workers', 'role': 'gpu', 'node_count': 1, 'flavor_id': 'g1.large'}
+    values = capi.values(TEMPLATE, cluster(labels=labels), groups(extra), IMAGE,
+                         networks={'external': 'ext-id', 'fixed': 'net-id', 'subnet': 'sub-id'},
+                         volume_types=['standard', 'ssd'])
+    release = capi.names(cluster())['release']
+    assert values == {
+        'kubernetesVersion': '1.33.3', 'machineImageId': 'img-1', 'machineSSHKeyName': 'mykey',
+        'cloudCredentialsSecretName': release + '-cloud-credentials',
+        'etcd': {'blockDevice': {'size': 10, 'type': 'Volume', 'volumeType': 'fast'}},
+        'apiServer': {'enableLoadBalancer': True, 'loadBalancerProvider': 'ovn',
+                      'associateFloatingIP': False,
+                      'allowedCidrs': ['192.0.2.0/24', '198.51.100.0/24']},
+        'clusterNetworking': {
+            'dnsNameservers': ['8.8.8.8', '1.1.1.1'], 'externalNetworkId': 'ext-id',
+            'internalNetwork': {'networkFilter': {'id': 'net-id'},
+                                'subnetFilter': {'id': 'sub-id'}, 'nodeCidr': '10.9.0.0/24'}},
+        'osDistro': 'ubuntu',
+        'controlPlane': {'machineFlavor': 'm1.large', 'machineCount': 3,
+                         'healthCheck': {'enabled': False},
+                         'machineRootVolume': {'volumeType': 'ssd', 'diskSize': 40}},
+        'nodeGroupDefaults': {
+            'healthCheck': {'enabled': False},
+            'machineRootVolume': {'volumeType': 'ssd', 'diskSize': 40},
+            'machineNetworking': {'ports': [{}, {'network': {'name': 'storage-net'},
+                                                 'securityGroups': []}]}},
+        'nodeGroups': [{'name': 'default-worker', 'machineFlavor': 'm1.small', 'machineCount': 2},
+                       {'name': 'gpu-workers', 'machineFlavor': 'g1.large', 'machineCount': 1}],
+        'addons': {
+            'openstack': {
+                'csiCinder': {
+                    'defaultStorageClass': {
+                        'name': 'standard', 'enabled': True, 'volumeType': 'standard',
+                        'reclaimPolicy': 'Delete', 'allowVolumeExpansion': True,
+                        'volumeBindingMode': 'Immediate', 'availabilityZone': 'nova',
+                        'fstype': 'ext4'},
+                    'additionalStorageClasses': [{
+                        'name': 'ssd', 'enabled': True, 'volumeType': 'ssd',
+                        'reclaimPolicy': 'Delete', 'allowVolumeExpansion': True,
+                        'volumeBindingMode': 'Immediate', 'availabilityZone': 'nova',
+                        'fstype': 'ext4'}]},
+                'cloudConfig': {'LoadBalancer': {'lb-provider': 'ovn',
+                                                 'lb-method': 'SOURCE_IP_PORT',
+                                                 'create-monitor': True}}},
+            'monitoring': {'enabled': True}, 'kubernetesDashboard': {'enabled': False},
+            'ingress': {'enabled': False}, 'cni': {'type': 'calico'}}}
+
+
+def test_label_text_reaches_the_chart_filtered_and_cluster_labels_win():
+    tpl = dict(TEMPLATE, labels={'octavia_provider': 'amphora',
+                                 'fixed_subnet_cidr': '10.1.0.0/24'})
+    values = capi.values(tpl, cluster(labels={'octavia_provider': 'ovn{{ lookup("x") }}'}),
+                         groups(), IMAGE)
+    # Braces, quotes and parentheses dropped.
+    assert values['apiServer']['loadBalancerProvider'] == 'ovn lookupx '
+    assert values['clusterNetworking']['internalNetwork']['nodeCidr'] == '10.1.0.0/24'
+    # Defaults: auto-healing on (CAPI's MachineHealthChecks), the fixed network made by CAPO.
+    assert values['controlPlane']['healthCheck'] == {'enabled': True}
+    assert values['clusterNetworking']['internalNetwork']['networkFilter'] is None
+    assert values['etcd'] == {} and 'csiCinder' in values['addons']['openstack']
+
+
+def test_keystone_auth_points_the_webhook_at_the_clouds_keystone():
+    values = capi.values(TEMPLATE, cluster(labels={'keystone_auth_enabled': 'true'}), groups(),
+                         IMAGE, auth={'auth_url': 'https://keystone/v3', 'project_id': 'p1'})
+    assert values['authWebhook'] == 'k8s-keystone-auth'
+    assert values['addons']['openstack']['k8sKeystoneAuth'] == {
+        'enabled': True, 'values': {'openstackAuthUrl': 'https://keystone/v3',
+                                    'projectId': 'p1'}}
+
+
+def test_autoscaling_gives_each_group_its_bounds():
+    extra = {'name': 'batch', 'role': 'worker', 'node_count': 2, 'min_node_count': 1,
+             'max_node_count': 5}
+    labels = {'auto_scaling_enabled': 'true', 'min_node_count': '1', 'max_node_count': '4'}
+    found = capi.values(TEMPLATE, cluster(labels=labels), groups(extra), IMAGE)['nodeGroups']
+    assert found == [
+        {'name': 'default-worker', 'machineFlavor': 'm1.small', 'machineCount': 2,
+         'autoscale': True, 'machineCountMin': 1, 'machineCountMax': 4},
+        {'name': 'batch', 'machineFlavor': 'm1.small', 'machineCount': 2,
+         'autoscale': True, 'machineCountMin': 1, 'machineCountMax': 5}]
+    # Bounds equal to the count: a fixed group.
+    fixed = capi.values(TEMPLATE, cluster(labels={'auto_scaling_enabled': 'true'}), groups(),
+                        IMAGE)['nodeGroups']
+    assert fixed == [{'name': 'default-worker', 'machineFlavor': 'm1.small', 'machineCount': 2}]
+    with pytest.raises(Invalid, match='max_node_count 1 is below its min_node_count 2'):
+        capi.values(TEMPLATE, cluster(labels=dict(labels, min_node_count='2',
+                                                  max_node_count='1')), groups(), IMAGE)
+
+
+def test_the_image_must_say_its_kubernetes_version():
+    with pytest.raises(Invalid, match='does not have a kube_version property'):
+        capi.values(TEMPLATE, cluster(), groups(), {'id': 'i', 'name': 'plain'})
+    with pytest.raises(Invalid, match="has kube_version 'latest'"):
+        capi.kube_version({'id': 'i', 'kube_version': 'latest'})
+    assert capi.kube_version({'id': 'i', 'kube_version': '1.31.4'}) == '1.31.4'
+
+
+def test_chart_from_operator_settings_and_the_template_label():
+    assert capi.chart({}) == capi.CHART
+    tpl = {'labels': {'capi_helm_chart_version': '0.26.1'}}
+    assert capi.chart(tpl, {'repo': 'https://mirror/charts'}) == dict(
+        capi.CHART, version='0.26.1', repo='https://mirror/charts')
+
+
+def condition(kind, status='True', severity=None, message=None):
+    return {'type': kind, 'status': status, 'severity': severity, 'message': message}
+
+
+def obj(name, conditions=(), spec=None, **status):
+    return {'metadata': {'name': name}, 'spec': spec or {},
+            'status': dict(status, conditions=list(conditions))}
+
+
+def machine(name, address, control_plane=False):
+    labels = {'cluster.x-k8s.io/control-plane': ''} if control_plane else {}
+    return {'metadata': {'name': name, 'labels': labels},
+            'status': {'addresses': [{'type': 'InternalIP', 'address': address}]}}
+
+
+def test_status_is_read_from_capis_objects():
+    assert capi.status(None, None, [], [])['state'] == 'missing'
+    cluster_obj = obj('rel', [condition('InfrastructureReady', 'False')],
+                      spec={'controlPlaneEndpoint': {'host': '203.0.113.7', 'port': 6443}})
+    found = capi.status(cluster_obj, None, [], [])
+    assert found['state'] == 'progressing'
+    assert found['reason'] == ('Cluster rel: infrastructure not ready; '
+                               'no KubeadmControlPlane yet')
+    assert found['api_address'] == 'https://203.0.113.7:6443'
+
+    cluster_obj = obj('rel', [condition('InfrastructureReady')],
+                      spec={'controlPlaneEndpoint': {'host': '203.0.113.7', 'port': 6443}})
+    kcp = obj('rel-control-plane', [condition('Ready')], version='v1.33.3')
+    md = obj('rel-default-worker', spec={'replicas': 2}, readyReplicas=1)
+    machines = [machine('m0', '10.0.0.3', True), machine('w0', '10.0.0.4'),
+                {'metadata': {'name': 'w1'}, 'status': {}}]
+    found = capi.status(cluster_obj, kcp, [md], machines)
+    assert (found['state'], found['reason']) == (
+        'progressing', 'MachineDeployment rel-default-worker: 1 of 2 replicas ready')
+    assert found['coe_version'] == 'v1.33.3'
+    assert (found['master_addresses'], found['node_addresses']) == (['10.0.0.3'], ['10.0.0.4'])
+
+    md['status']['readyReplicas'] = 2
+    assert capi.status(cluster_obj, kcp, [md], machines)['state'] == 'ready'
+
+    broken = obj('w1', [condition('InfrastructureReady', 'False', 'Error',
+                                  'Flavor m1.huge could not be found')])
+    found = capi.status(cluster_obj, kcp, [md], machines + [broken])
+    assert (found['state'], found['reason']) == (
+        'failed', 'Machine w1: Flavor m1.huge could not be found')
+    kcp['status']['failureMessage'] = 'etcd quorum lost'
+    assert 'KubeadmControlPlane rel-control-plane: etcd quorum lost' in capi.status(
+        cluster_obj, kcp, [md], machines)['reason']
