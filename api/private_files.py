@@ -1,21 +1,5 @@
-"""Files only this service's user may read (secrets handed to jobs)."""
+"""Files only this service's user may read (secrets handed to jobs): the collection's."""
 
-import os
+from ansible_collections.openstack.magnum.plugins.module_utils.private_files import write_private
 
-
-def write_private(path, text):
-    """Write ``text`` to ``path`` with mode 0600, whole: the new content replaces the old
-    in one rename, so a reader running beside it (another module run of the same job)
-    sees either the old file or the new one, never a part."""
-    path = str(path)
-    staged = '%s.%d.tmp' % (path, os.getpid())
-    fd = os.open(staged, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    try:
-        with os.fdopen(fd, 'w') as handle:
-            handle.write(text)
-        os.replace(staged, path)
-    except BaseException:
-        if os.path.exists(staged):
-            os.remove(staged)
-        raise
-    return path
+__all__ = ['write_private']

@@ -3,12 +3,19 @@ stand-in API server (tests/k8s_standin.py; no kube-apiserver can run in CI) with
 helm binary and a stand-in of the openstack-cluster chart (tests/fixtures/openstack-cluster:
 no chart repository is reachable from CI)."""
 
+import base64
 import contextlib
+import json
+import re
+import threading
 
 import pytest
 import yaml
 from ansible_collections.openstack.magnum.plugins.module_utils import tls
-from conftest import HELM, REPO, helm
+from conftest import HELM, NEEDS_LAB, REPO, helm, wait_for
+from test_openstack_provider import CLOUD, IMAGE, KEYPAIR, conn, lab
+
+LAB_FIXTURES = (conn, lab)  # the lab tests' project, user, image and keypair
 
 FIXTURE_CHART = REPO / 'tests' / 'fixtures' / 'openstack-cluster'
 pytestmark = pytest.mark.skipif(not HELM, reason='needs helm (python3 scripts/install_helm.py)')
@@ -18,6 +25,7 @@ pytestmark = pytest.mark.skipif(not HELM, reason='needs helm (python3 scripts/in
 def management_cluster(tmp_path):
     """A stand-in management cluster: yields (api, kubeconfig path) of an admin of its CA."""
     from k8s_standin import StandIn
+    tmp_path.mkdir(parents=True, exist_ok=True)
     ca_cert, ca_key = tls.create_ca('management-ca')
     api = StandIn(ca_cert, ca_key, tmp_path).start()
     cert, key = tls.issue_keypair(ca_cert, ca_key, 'admin', 'system:masters', server=False)
@@ -75,3 +83,176 @@ def test_the_stand_in_keeps_helm_releases_and_their_objects(tmp_path):
         assert api.find('Cluster') == {} and api.find('MachineDeployment') == {}
         assert sorted(api.find('OpenStackMachineTemplate')) == [
             'rel-control-plane', 'rel-default-worker']
+
+
+class PlayCapi(threading.Thread):
+    """Cluster API's controllers, played on the stand-in (none can run here), as they
+    would act: a Cluster gets its infrastructure and endpoint, the control plane becomes
+    ready at its version, each MachineDeployment gets its Machines (addresses) and ready
+    replicas; a MachineDeployment listed in ``fail`` reports an error instead; once a
+    Cluster is deleted, what belongs to it goes (garbage collection)."""
+
+    def __init__(self, api, fail=()):
+        super().__init__(daemon=True)
+        self.api, self.fail, self.stop = api, set(fail), threading.Event()
+
+    def run(self):
+        while not self.stop.wait(0.5):
+            self.round()
+
+    def round(self):
+        api = self.api
+        clusters = api.find('Cluster')
+        for name, cluster in clusters.items():
+            if cluster.get('status', {}).get('infrastructureReady'):
+                continue
+            cluster['spec']['controlPlaneEndpoint'] = {'host': '203.0.113.10', 'port': 6443}
+            cluster['status'] = {'infrastructureReady': True, 'conditions': [
+                {'type': 'InfrastructureReady', 'status': 'True'}]}
+            api.put_object(cluster)
+        for name, kcp in api.find('KubeadmControlPlane').items():
+            if kcp['metadata']['name'][:-len('-control-plane')] not in clusters:
+                continue
+            want = {'version': kcp['spec']['version'], 'ready': True,
+                    'readyReplicas': kcp['spec']['replicas'],
+                    'conditions': [{'type': 'Ready', 'status': 'True'}]}
+            if kcp.get('status') != want:
+                kcp['status'] = want
+                api.put_object(kcp)
+                self.machines(kcp['metadata'], kcp['metadata']['name'][:-len('-control-plane')],
+                              kcp['spec']['replicas'], True)
+        for name, md in api.find('MachineDeployment').items():
+            release = md['spec']['clusterName']
+            if release not in clusters:
+                continue
+            replicas = md['spec'].get('replicas', 1)
+            if name in self.fail:
+                want = {'readyReplicas': 0, 'failureMessage':
+                        'Flavor m1.nope could not be found'}
+            else:
+                want = {'readyReplicas': replicas, 'replicas': replicas}
+            if md.get('status') != want:
+                md['status'] = want
+                api.put_object(md)
+                self.machines(md['metadata'], release, 0 if name in self.fail else replicas)
+        # Garbage collection: what a deleted Cluster owned.
+        for kind in ('KubeadmControlPlane', 'MachineDeployment', 'Machine', 'OpenStackCluster'):
+            for name, obj in api.find(kind).items():
+                owner = (obj.get('spec') or {}).get('clusterName') or \
+                    name.replace('-control-plane', '')
+                if owner not in clusters:
+                    api.handle('DELETE', self.path(obj), {})
+
+    def machines(self, owner_meta, release, count, control_plane=False):
+        prefix = owner_meta['name'] + '-'
+        for name, machine in self.api.find('Machine', owner_meta['namespace']).items():
+            if name.startswith(prefix):
+                self.api.handle('DELETE', self.path(machine), {})
+        for i in range(count):
+            labels = {'cluster.x-k8s.io/control-plane': ''} if control_plane else {}
+            self.api.put_object({
+                'apiVersion': 'cluster.x-k8s.io/v1beta1', 'kind': 'Machine',
+                'metadata': {'name': '%s%d' % (prefix, i), 'namespace': owner_meta['namespace'],
+                             'labels': labels},
+                'spec': {'clusterName': release},
+                'status': {'addresses': [{'type': 'InternalIP', 'address': '10.6.0.%d' % (
+                    (10 if control_plane else 20) + i)}]}})
+
+    @staticmethod
+    def path(obj):
+        group, _, version = obj['apiVersion'].rpartition('/')
+        from k8s_standin import STORED
+        plural = [p for p, kind, _ns in STORED[(group, version)] if kind == obj['kind']][0]
+        return '/apis/%s/%s/namespaces/%s/%s/%s' % (
+            group, version, obj['metadata']['namespace'], plural, obj['metadata']['name'])
+
+
+def lab_test(test):
+    for mark in NEEDS_LAB:
+        test = mark(test)
+    return test
+
+
+@lab_test
+def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_back(
+        conn, lab, tmp_path):
+    """A template with capi_helm_chart_version is the Cluster API driver's: a cluster
+    created with `openstack coe` becomes a Helm release on the management cluster (its
+    project's namespace, its credentials Secret of the job's cloud), CREATE_COMPLETE once
+    Cluster API says ready, with the address, version and nodes Cluster API gives, and
+    HEALTHY from the same objects;
+    resized by changing the release; a MachineDeployment's failure fails the operation
+    with Cluster API's message; delete uninstalls it, waits for Cluster API, leaves
+    nothing."""
+    from conftest import ApiServer
+    from test_swarm import Rest
+    image = conn.image.create_image(
+        name=IMAGE + '-capi', data=b'capi image', disk_format='raw', container_format='bare',
+        os_distro='ubuntu', kube_version='v1.33.3')
+    with management_cluster(tmp_path / 'm') as (api, kubeconfig):
+        chart = fixture_chart(tmp_path)
+        server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
+                           provider='openstack', args=['--health-interval', '10'], env={
+                               'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': lab,
+                               'MAGNUM_CAPI_KUBECONFIG': str(kubeconfig),
+                               'MAGNUM_CAPI_CHART': str(chart),
+                               'XDG_DATA_HOME': str(tmp_path / 'data')}).start()
+        capi_controllers = PlayCapi(api)
+        capi_controllers.start()
+        rest = Rest(server)
+        try:
+            rest.coe('cluster', 'template', 'create', 'capi', '--coe', 'kubernetes',
+                     '--image', image.name, '--external-network', 'public', '--keypair',
+                     KEYPAIR, '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny',
+                     '--network-driver', 'calico', '--labels',
+                     'capi_helm_chart_version=0.0.0-standin')
+            cluster = rest.create('My_CAPI-cluster', 'capi', 2)
+            assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+            releases = json.loads(helm('list', '-A', '-o', 'json', '--kubeconfig',
+                                       str(kubeconfig)))
+            assert [r['chart'] for r in releases] == ['openstack-cluster-0.0.0-standin']
+            release = releases[0]['name']
+            assert re.match(r'^my-capi-cluster-[a-z0-9]{12}$', release), release
+            assert cluster['api_address'] == 'https://203.0.113.10:6443'
+            assert cluster['coe_version'] == 'v1.33.3'
+            assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.21']
+            assert cluster['master_addresses'] == ['10.6.0.10']
+            # Health rounds read the same objects.
+            assert wait_for(lambda: rest.show('My_CAPI-cluster')['health_status'] == 'HEALTHY',
+                            timeout=180, interval=2)
+            namespace = 'magnum-' + cluster['project_id'].replace('-', '').lower()
+            secrets = api.find('Secret', namespace)
+            assert 'sh.helm.release.v1.%s.v1' % release in secrets
+            clouds = base64.b64decode(
+                secrets[release + '-cloud-credentials']['data']['clouds.yaml'])
+            assert yaml.safe_load(clouds)['clouds']['openstack']['auth']['auth_url']
+            deployment = api.find('MachineDeployment', namespace)[release + '-default-worker']
+            assert deployment['spec']['replicas'] == 2
+            assert api.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
+                'version'] == 'v1.33.3'
+
+            cluster = rest.resize('My_CAPI-cluster', 3)
+            assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+            assert api.find('MachineDeployment')[release + '-default-worker']['spec'][
+                'replicas'] == 3
+            assert len(cluster['node_addresses']) == 3
+
+            capi_controllers.fail.add(release + '-gpu')
+            rest.coe('nodegroup', 'create', 'My_CAPI-cluster', 'gpu', '--node-count', '1')
+            failed = wait_for(lambda: 'IN_PROGRESS' not in rest.coe(
+                'nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'value', '-c', 'status'),
+                timeout=600, interval=2)
+            assert failed
+            shown = rest.coe('nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'json')
+            assert 'Flavor m1.nope could not be found' in shown, shown
+
+            rest.coe('cluster', 'delete', 'My_CAPI-cluster')
+            assert rest.settled('My_CAPI-cluster')['status'] == 'GONE'
+            assert 'rel' not in helm('list', '-A', '--kubeconfig', str(kubeconfig))
+            left = [(kind, sorted(api.find(kind, namespace))) for kind in (
+                'Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'Machine', 'Secret')]
+            assert all(not names for _kind, names in left), left
+        finally:
+            capi_controllers.stop.set()
+            server.stop()
+            conn.image.delete_image(image)

@@ -203,3 +203,21 @@ def test_status_is_read_from_capis_objects():
     kcp['status']['failureMessage'] = 'etcd quorum lost'
     assert 'KubeadmControlPlane rel-control-plane: etcd quorum lost' in capi.status(
         cluster_obj, kcp, [md], machines)['reason']
+
+
+def test_the_template_label_picks_the_cluster_api_driver():
+    from ansible_collections.openstack.magnum.plugins.module_utils import drivers
+    from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+        ClusterTypeNotSupported)
+    assert drivers.find('kubernetes', 'vm', 'ubuntu').name == 'k8s_kubeadm'
+    assert drivers.find('kubernetes', 'vm', 'ubuntu', {'kube_tag': 'v1.33.3'}).name == \
+        'k8s_kubeadm'
+    chosen = drivers.find('kubernetes', 'vm', 'ubuntu', {'capi_helm_chart_version': '0.27.0'})
+    assert chosen.name == 'k8s_capi_helm' and chosen.as_dict()['own_infrastructure']
+    assert drivers.find('kubernetes', 'vm', 'flatcar', {'capi_helm_chart_version': '0.27.0'}) \
+        is chosen
+    # Flatcar only through Cluster API; bare metal never (CAPO builds Nova servers).
+    with pytest.raises(ClusterTypeNotSupported):
+        drivers.find('kubernetes', 'vm', 'flatcar')
+    with pytest.raises(ClusterTypeNotSupported):
+        drivers.find('kubernetes', 'bm', 'ubuntu', {'capi_helm_chart_version': '0.27.0'})

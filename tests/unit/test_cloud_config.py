@@ -82,3 +82,19 @@ def test_the_octavia_ingress_controller_reads_the_same_credential_as_yaml():
                                   'region': 'R'},
                     'octavia': {'subnet-id': 'sub', 'floating-network-id': 'ext',
                                 'provider': 'amphora'}}
+
+
+def test_clouds_yaml_carries_the_credential_cluster_api_reads():
+    text = cloud_config.clouds_yaml(
+        'v3applicationcredential', {'auth_url': 'https://ks/v3',
+                                    'application_credential_id': 'ac',
+                                    'application_credential_secret': 's3cret',
+                                    'token': 'never'},
+        region='RegionOne', verify=False, interface='internal')
+    assert json.loads(text) == {'clouds': {'openstack': {
+        'auth': {'auth_url': 'https://ks/v3', 'application_credential_id': 'ac',
+                 'application_credential_secret': 's3cret'},
+        'auth_type': 'v3applicationcredential', 'identity_api_version': 3,
+        'region_name': 'RegionOne', 'interface': 'internal', 'verify': False}}}
+    with pytest.raises(Invalid, match='auth type token cannot be given'):
+        cloud_config.clouds_yaml('token', {'auth_url': 'https://ks/v3', 'token': 't'})

@@ -61,6 +61,36 @@ def global_section(auth_type, auth, region=None, verify=True, cacert=None, inter
     return section
 
 
+# openstacksdk's auth keys a clouds.yaml handed to a cluster may carry.
+CLOUDS_YAML_AUTH = tuple(name for name, _key in GLOBAL_KEYS)
+
+
+def clouds_yaml(auth_type, auth, region=None, verify=True, cacert=None, interface=None,
+                cloud_name='openstack'):
+    """A clouds.yaml (JSON, which is YAML) of one cloud, ``cloud_name``, with the
+    credential of a cloud as openstacksdk loads it: what Cluster API's OpenStack provider
+    reads from the cluster's credentials Secret."""
+    if (auth_type or 'password') not in AUTH_TYPES:
+        raise Invalid("The cloud's auth type %s cannot be given to a cluster (it expires or "
+                      "needs the caller); use a password or an application credential."
+                      % auth_type)
+    if cacert:
+        raise Invalid("The cloud names a CA file (cacert), which cannot be given to a "
+                      "cluster yet; use a publicly trusted endpoint or verify: false.")
+    if not (auth or {}).get('auth_url'):
+        raise Invalid("The cloud has no auth_url.")
+    cloud = {'auth': dict((k, auth[k]) for k in CLOUDS_YAML_AUTH if auth.get(k)),
+             'auth_type': 'v3applicationcredential' if 'application' in (auth_type or '')
+             else 'password', 'identity_api_version': 3}
+    if region:
+        cloud['region_name'] = region
+    if interface:
+        cloud['interface'] = interface
+    if verify is False:
+        cloud['verify'] = False
+    return json.dumps({'clouds': {cloud_name: cloud}}, indent=2, sort_keys=True)
+
+
 def load_balancer_section(labels, floating_network_id=None, subnet_id=None,
                           network_id=None):
     """[LoadBalancer]: where Services of type LoadBalancer get their floating IP and

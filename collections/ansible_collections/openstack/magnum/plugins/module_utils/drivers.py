@@ -54,7 +54,8 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 
 class Driver(object):
     def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
-                 picks_nodes_to_remove=False, rebuilds_nodes=False):
+                 picks_nodes_to_remove=False, rebuilds_nodes=False, chosen_by_label=None,
+                 own_infrastructure=False):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -69,6 +70,11 @@ class Driver(object):
         # (magnum_rebuild_node) out of the COE before the provider rebuilds it on a new
         # image and back in after: an upgrade to a template with another image.
         self.rebuilds_nodes = rebuilds_nodes
+        # A template label whose presence picks this driver over the others of its
+        # triple (which only templates without it get).
+        self.chosen_by_label = chosen_by_label
+        # No infrastructure provider role runs for it: it builds its servers itself.
+        self.own_infrastructure = own_infrastructure
 
     def check(self, template, labels):
         """Raise Invalid (400) for a template/label option this driver has no
@@ -77,7 +83,13 @@ class Driver(object):
         if reason:
             raise Invalid("%s (driver %s)." % (reason, self.name))
 
-    def handles(self, coe, server_type, os_distro):
+    def handles(self, coe, server_type, os_distro, labels=None):
+        chosen = bool(self.chosen_by_label) and (labels or {}).get(self.chosen_by_label) \
+            not in (None, '')
+        others = [d.chosen_by_label for d in REGISTRY if d.chosen_by_label and d is not self
+                  and (labels or {}).get(d.chosen_by_label) not in (None, '')]
+        if self.chosen_by_label and not chosen or others:
+            return False
         return (coe == self.coe and server_type in self.server_types
                 and os_distro in self.os_distros)
 
@@ -90,6 +102,7 @@ class Driver(object):
                 'server_types': list(self.server_types), 'roles': list(self.roles),
                 'picks_nodes_to_remove': self.picks_nodes_to_remove,
                 'rebuilds_nodes': self.rebuilds_nodes,
+                'own_infrastructure': self.own_infrastructure,
                 # The masters' ports a load balancer in front of them serves.
                 'api_ports': list(facts.get('api_ports', (facts['api_port'],)))}
         if roles_dir is not None:
@@ -134,16 +147,22 @@ def _kubeadm_refuses(template, labels):
 REGISTRY = (
     Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
            picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=_kubeadm_refuses),
+    # Kubernetes through Cluster API (README "Clusters through Cluster API"): a template
+    # with the capi_helm_chart_version label, as magnum-capi-helm's templates have.
+    Driver('k8s_capi_helm', 'kubernetes', ('ubuntu', 'flatcar', 'debian'), ('capi_helm',),
+           server_types=('vm',), chosen_by_label='capi_helm_chart_version',
+           own_infrastructure=True),
     Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
            refuse=_swarm_mode_refuses),
     Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),
 )
 
 
-def find(coe, server_type, os_distro):
-    """The driver for a triple, or raise Magnum's 400."""
+def find(coe, server_type, os_distro, labels=None):
+    """The driver for a triple (and the template's ``labels``, which may pick one), or
+    raise Magnum's 400."""
     for driver in REGISTRY:
-        if driver.handles(coe, server_type, os_distro):
+        if driver.handles(coe, server_type, os_distro, labels):
             return driver
     raise ClusterTypeNotSupported(server_type, os_distro, coe)
 

@@ -20,7 +20,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import Inv
 # Longest prefixes first: "fedora-coreos" before "fedora".
 _PREFIXES = (
     ('fedora-coreos', 'fedora-coreos'), ('fedora-atomic', 'fedora-atomic'),
-    ('coreos', 'coreos'), ('ubuntu', 'ubuntu'), ('debian', 'debian'),
+    ('coreos', 'coreos'), ('ubuntu', 'ubuntu'), ('debian', 'debian'), ('flatcar', 'flatcar'),
 )
 
 

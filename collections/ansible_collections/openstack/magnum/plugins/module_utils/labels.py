@@ -127,6 +127,18 @@ CATALOGUE = {
     'boot_volume_type': (STR, None),
     'etcd_volume_size': (INT, None),
     'etcd_volume_type': (STR, None),
+    # Cluster API driver (magnum-capi-helm's labels; README "Clusters through Cluster API")
+    'capi_helm_chart_version': (STR, None),
+    'etcd_blockdevice_size': (INT, None),
+    'etcd_blockdevice_type': (STR, ('local', 'volume')),
+    'etcd_blockdevice_volume_type': (STR, None),
+    'etcd_blockdevice_volume_az': (STR, None),
+    'extra_network_names': (STR, None),
+    'csi_cinder_reclaim_policy': (STR, ('Delete', 'Retain')),
+    'csi_cinder_volume_binding_mode': (STR, ('Immediate', 'WaitForFirstConsumer')),
+    'csi_cinder_availability_zone': (STR, None),
+    'csi_cinder_fstype': (STR, None),
+    'csi_cinder_allow_volume_expansion': (BOOL, None),
     # swarm / mesos
     'swarm_strategy': (STR, ('spread', 'binpack', 'random')),
     'rexray_preempt': (BOOL, None),

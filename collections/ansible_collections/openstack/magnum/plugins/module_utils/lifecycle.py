@@ -166,7 +166,8 @@ def cluster_driver(store, cluster, roles_dir=None):
             'server_type': driver.server_types[0], 'driver': driver.name,
             'keypair_id': cluster.get('keypair'), 'project_id': cluster.get('project_id')})
         return template, driver.as_dict(roles_dir)
-    driver = drivers.find(template['coe'], template['server_type'], template['cluster_distro'])
+    driver = drivers.find(template['coe'], template['server_type'], template['cluster_distro'],
+                          template.get('labels'))
     return template, driver.as_dict(roles_dir)
 
 

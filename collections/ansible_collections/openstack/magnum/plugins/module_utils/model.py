@@ -102,7 +102,7 @@ def validate_template(tpl, cluster_user_trust=False):
     if port is not None and not 1024 <= port <= 65535:
         raise Invalid("Invalid input for field/attribute apiserver_port. Value: %r. "
                       "Value should be in the range 1024..65535" % port)
-    driver = drivers.find(coe, tpl['server_type'], tpl['cluster_distro'])
+    driver = drivers.find(coe, tpl['server_type'], tpl['cluster_distro'], tpl['labels'])
     tpl['driver'] = driver.name
     labels_mod.validate(tpl['labels'], coe=coe, network_driver=tpl.get('network_driver'),
                         volume_driver=tpl.get('volume_driver'),
@@ -200,7 +200,7 @@ def build_cluster(data, template, project_id=None, user_id=None, cluster_user_tr
                         docker_storage_driver=template.get('docker_storage_driver'),
                         cluster_user_trust=cluster_user_trust)
     drivers.find(template['coe'], template.get('server_type', 'vm'),
-                 template.get('cluster_distro')).check(template, effective)
+                 template.get('cluster_distro'), template.get('labels')).check(template, effective)
     cluster.update(labels=effective, labels_overridden=overridden, labels_added=added,
                    labels_skipped=skipped)
     cluster['uuid'] = cluster['uuid'] or new_uuid()

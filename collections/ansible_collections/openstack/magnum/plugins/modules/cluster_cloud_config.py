@@ -50,9 +50,11 @@ options:
     description:
       - C(cloud.conf) is the cloud-config (gcfg); C(octavia_ingress) the
         octavia-ingress-controller's configuration (YAML, C(cluster-name) the cluster's
-        UUID, C(openstack) from C([Global]), C(octavia) from C([LoadBalancer])).
+        UUID, C(openstack) from C([Global]), C(octavia) from C([LoadBalancer]));
+        C(clouds.yaml) a clouds.yaml of one cloud named C(openstack) with the
+        credential (what Cluster API's OpenStack provider reads; I(sections) unused).
     type: str
-    choices: [cloud.conf, octavia_ingress]
+    choices: [cloud.conf, octavia_ingress, clouds.yaml]
     default: cloud.conf
   values:
     description: The Helm values the cloud-config is added to (with I(values_key)).
@@ -100,9 +102,7 @@ sections:
            "LoadBalancer": ["floating-network-id", "subnet-id", "create-monitor"]}
 '''
 
-import os
-
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config, private_files
 from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
@@ -113,7 +113,7 @@ class ClusterCloudConfigModule(CloudModule):
         subnet=dict(type='str'),
         sections=dict(type='list', elements='str', choices=['Global', 'LoadBalancer'],
                       default=['Global', 'LoadBalancer']),
-        config_format=dict(type='str', choices=['cloud.conf', 'octavia_ingress'],
+        config_format=dict(type='str', choices=['cloud.conf', 'octavia_ingress', 'clouds.yaml'],
                            default='cloud.conf'),
         values=dict(type='dict', default={}),
         values_key=dict(type='list', elements='str', no_log=False),
@@ -142,15 +142,20 @@ class ClusterCloudConfigModule(CloudModule):
             text = cloud_config.render(sections)
             if self.params['config_format'] == 'octavia_ingress':
                 text = cloud_config.ingress_config(sections, record['uuid'])
+            elif self.params['config_format'] == 'clouds.yaml':
+                text = cloud_config.clouds_yaml(
+                    config.get('auth_type'), config.get('auth') or {},
+                    region=conn.config.region_name, verify=config.get('verify'),
+                    cacert=config.get('cacert'),
+                    interface=None if config.get('interface') in (None, 'public')
+                    else config['interface'])
             if self.params['values_key']:
                 text = cloud_config.helm_values(self.params['values'],
                                                 self.params['values_key'], text)
         except Invalid as exc:
             self.fail_json(msg=str(exc))
-        dest = self.params['dest']
-        changed = not os.path.isfile(dest) or _read(dest) != text
-        if changed and not self.check_mode:
-            _write_private(dest, text)
+        changed = private_files.replace_if_changed(self.params['dest'], text,
+                                                   self.check_mode)
         self.exit_json(changed=changed, auth_url=dict(sections[0][1])['auth-url'],
                        sections=dict((name, [entry[0] for entry in entries])
                                      for name, entries in sections))
@@ -163,18 +168,6 @@ class ClusterCloudConfigModule(CloudModule):
             self.fail_json(msg="The cluster's %s %s does not exist." % (what, ident))
         return found.id
 
-
-def _read(path):
-    with open(path) as handle:
-        return handle.read()
-
-
-def _write_private(path, text):
-    staged = path + '.new'
-    handle = os.open(staged, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(handle, 'w') as out:
-        out.write(text)
-    os.rename(staged, path)
 
 
 def main():

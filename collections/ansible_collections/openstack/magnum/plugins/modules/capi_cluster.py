@@ -1,0 +1,150 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: capi_cluster
+short_description: Write the Helm values of a cluster of the Cluster API driver
+version_added: 0.1.0
+author: openstack.magnum contributors (@openstack)
+description:
+  - For a cluster of the C(k8s_capi_helm) driver, the values of azimuth-cloud's
+    C(openstack-cluster) chart, mapped from its template, record, node groups and labels as
+    magnum-capi-helm maps them (README, "Clusters through Cluster API"), written to
+    I(values_file) (mode 0600, JSON), with the names of its namespace, release and
+    credentials Secret and the chart to install.
+  - What the mapping needs from the cloud is looked up on it - the template's image (its
+    id, C(os_distro) and C(kube_version) properties), the external and fixed networks'
+    and subnet's ids, the volume types (Cinder CSI's StorageClasses), the Keystone URL and
+    project (k8s-keystone-auth) - so a bad reference fails here, before anything is made.
+extends_documentation_fragment:
+  - openstack.magnum.store
+  - openstack.magnum.cloud
+options:
+  values_file:
+    description: Where to write the values.
+    type: path
+    required: true
+  node_counts:
+    description:
+      - Node counts by node group name or UUID that differ from the records (the target of
+        a resize).
+    type: dict
+    default: {}
+  without_groups:
+    description: Node groups (names or UUIDs) left out (a node group being deleted).
+    type: list
+    elements: str
+    default: []
+  image:
+    description: The image to map instead of the template's (the target of an upgrade).
+    type: str
+  chart:
+    description:
+      - The operator's chart, over the default (C(openstack-cluster) 0.27.0 of
+        U(https://azimuth-cloud.github.io/capi-helm-charts)) - C(name), C(repo), C(version)
+        or C(archive) (a packaged chart on the controller). The template's
+        C(capi_helm_chart_version) label sets the version.
+    type: dict
+    default: {}
+notes:
+  - Check mode computes everything and writes nothing.
+'''
+
+EXAMPLES = r'''
+- name: Values of cluster k8s
+  openstack.magnum.capi_cluster:
+    cluster: k8s
+    cloud: mycloud
+    values_file: /var/lib/magnum/capi/k8s/values.json
+  register: capi
+'''
+
+RETURN = r'''
+names:
+  description: The cluster's C(namespace), C(release) and C(credentials) Secret.
+  returned: always
+  type: dict
+chart:
+  description: The chart to install (C(name), C(repo), C(version), C(archive) if given).
+  returned: always
+  type: dict
+kube_version:
+  description: The Kubernetes version of the image.
+  returned: always
+  type: str
+'''
+
+import json
+
+from ansible_collections.openstack.magnum.plugins.module_utils import capi, private_files
+from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+
+class CapiClusterModule(CloudModule):
+    argument_spec = dict(
+        values_file=dict(type='path', required=True),
+        node_counts=dict(type='dict', default={}),
+        without_groups=dict(type='list', elements='str', default=[]),
+        image=dict(type='str'),
+        chart=dict(type='dict', default={}),
+    )
+
+    def act(self, conn, record):
+        template = self.store.get('cluster_template', record['cluster_template_id'],
+                                  by_name=False)
+        leaving = set(self.params['without_groups'])
+        groups = [g for g in self.store.find('nodegroup', cluster_id=record['uuid'])
+                  if g['uuid'] not in leaving and g['name'] not in leaving]
+        targets = self.params['node_counts']
+        for group in groups:
+            for key in (group['uuid'], group['name']):
+                if key in targets:
+                    group['node_count'] = int(targets[key])
+        image = self._find(conn.image.find_image, self.params['image'] or template['image_id'],
+                           'image')
+        image = dict(image.to_dict(), properties=dict(image.properties or {}))
+        networks = {
+            'external': self._id(conn.network.find_network, template.get('external_network_id'),
+                                 'external network'),
+            'fixed': self._id(conn.network.find_network, record.get('fixed_network')
+                              or template.get('fixed_network'), 'network'),
+            'subnet': self._id(conn.network.find_subnet, record.get('fixed_subnet')
+                               or template.get('fixed_subnet'), 'subnet')}
+        types = [t.name for t in conn.block_storage.types()] \
+            if conn.has_service('block-storage') else []
+        auth = {'auth_url': (conn.config.config.get('auth') or {}).get('auth_url'),
+                'project_id': conn.current_project_id}
+        try:
+            values = capi.values(template, record, groups, image, networks, types, auth)
+        except Invalid as exc:
+            self.fail_json(msg=str(exc))
+        text = json.dumps(values, indent=2, sort_keys=True)
+        changed = private_files.replace_if_changed(self.params['values_file'], text,
+                                                   self.check_mode)
+        self.exit_json(changed=changed, names=capi.names(record),
+                       chart=capi.chart(template, self.params['chart']),
+                       kube_version=values['kubernetesVersion'])
+
+    def _find(self, find, ident, what):
+        found = find(ident, ignore_missing=True)
+        if found is None:
+            self.fail_json(msg="The cluster's %s %s does not exist." % (what, ident))
+        return found
+
+    def _id(self, find, ident, what):
+        return self._find(find, ident, what).id if ident else None
+
+
+
+def main():
+    CapiClusterModule()()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,182 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: capi_cluster_status
+short_description: Read a Cluster API driver cluster's state from its management cluster
+version_added: 0.1.0
+author: openstack.magnum contributors (@openstack)
+description:
+  - Reads the Cluster API objects of a cluster of the C(k8s_capi_helm) driver on the
+    management cluster - its C(Cluster), C(KubeadmControlPlane), C(MachineDeployment)s and
+    C(Machine)s - and says what they say - C(ready) once the infrastructure and control
+    plane are ready and every MachineDeployment runs its replicas, C(failed) with Cluster
+    API's message, C(progressing) naming what is not there yet - with the cluster's API
+    address, Kubernetes version and node addresses.
+  - With I(wait), waits for C(ready) (failing on C(failed) or after I(timeout), with the
+    reason) or, after a delete, for every one of those objects to be gone.
+extends_documentation_fragment:
+  - openstack.magnum.store
+options:
+  cluster:
+    description: Name or UUID of the cluster (its record in the store).
+    type: str
+    required: true
+  kubeconfig:
+    description: The management cluster's kubeconfig.
+    type: path
+    required: true
+  wait:
+    description: C(none) reads once; C(ready) or C(gone) waits for that.
+    type: str
+    choices: [none, ready, gone]
+    default: none
+  timeout:
+    description: Seconds to wait at most.
+    type: int
+    default: 3600
+  interval:
+    description: Seconds between two reads while waiting.
+    type: int
+    default: 5
+requirements:
+  - kubernetes
+notes:
+  - Reading changes nothing; check mode reads as well.
+'''
+
+EXAMPLES = r'''
+- name: Wait for the cluster
+  openstack.magnum.capi_cluster_status:
+    cluster: k8s
+    kubeconfig: /etc/magnum/capi-management.kubeconfig
+    wait: ready
+    timeout: 3600
+  register: capi_state
+'''
+
+RETURN = r'''
+state:
+  description: C(ready), C(progressing), C(failed), C(missing) or, waiting for C(gone), C(gone).
+  returned: always
+  type: str
+reason:
+  description: What is not ready yet, or Cluster API's failure message.
+  returned: always
+  type: str
+facts:
+  description: The cluster's C(api_address), C(coe_version) (each where Cluster API says
+    it), C(master_addresses) and C(node_addresses).
+  returned: always
+  type: dict
+names:
+  description: The cluster's C(namespace), C(release) and C(credentials) Secret.
+  returned: always
+  type: dict
+ready_replicas:
+  description: Ready replicas per MachineDeployment.
+  returned: always
+  type: dict
+'''
+
+import time
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.openstack.magnum.plugins.module_utils import capi, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+
+try:
+    from kubernetes import client as kube_client, config as kube_config
+    from kubernetes.client.rest import ApiException
+    HAS_KUBERNETES = True
+    KUBERNETES_ERROR = None
+except ImportError:
+    HAS_KUBERNETES = False
+    KUBERNETES_ERROR = traceback.format_exc()
+
+KINDS = (('cluster.x-k8s.io', 'clusters'),
+         ('controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes'),
+         ('cluster.x-k8s.io', 'machinedeployments'),
+         ('cluster.x-k8s.io', 'machines'),
+         ('infrastructure.cluster.x-k8s.io', 'openstackclusters'))
+
+
+class CapiClusterStatusModule(MagnumModule):
+    argument_spec = dict(
+        cluster=dict(type='str', required=True),
+        kubeconfig=dict(type='path', required=True),
+        wait=dict(type='str', default='none', choices=['none', 'ready', 'gone']),
+        timeout=dict(type='int', default=3600),
+        interval=dict(type='int', default=5),
+    )
+
+    def run(self):
+        if not HAS_KUBERNETES:
+            self.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_ERROR)
+        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
+        names = capi.names(record)
+        api = kube_client.CustomObjectsApi(kube_config.new_client_from_config(
+            config_file=self.params['kubeconfig']))
+        deadline = time.time() + self.params['timeout']
+        while True:
+            objects = self.read(api, names)
+            if self.params['wait'] == 'gone':
+                left = ['%s %s' % (kind, obj['metadata']['name'])
+                        for kind, items in objects.items() for obj in items]
+                found = {'state': 'gone' if not left else 'progressing',
+                         'reason': 'still there: ' + ', '.join(left) if left else None}
+                done = not left
+            else:
+                found = capi.status((objects['clusters'] or [None])[0],
+                                    (objects['kubeadmcontrolplanes'] or [None])[0],
+                                    objects['machinedeployments'], objects['machines'])
+                done = self.params['wait'] == 'none' or found['state'] in ('ready', 'failed')
+            if done or time.time() >= deadline:
+                break
+            time.sleep(self.params['interval'])
+        facts = dict((k, v) for k, v in found.items()
+                     if k not in ('state', 'reason', 'node_count'))
+        result = dict(changed=False, state=found['state'], reason=found['reason'] or '',
+                      facts=facts, ready_replicas=found.get('node_count') or {}, names=names)
+        if self.params['wait'] != 'none' and found['state'] not in ('ready', 'gone'):
+            why = found['reason'] if found['state'] == 'failed' else \
+                'Timed out after %ds waiting for the cluster to be %s on the management ' \
+                'cluster: %s' % (self.params['timeout'], self.params['wait'], found['reason'])
+            self.fail_json(msg='Cluster API: %s' % why, **result)
+        self.exit_json(**result)
+
+    def read(self, api, names):
+        """The release's CAPI objects by plural: those named after it (its Cluster and
+        OpenStackCluster) and those of its cluster (spec.clusterName)."""
+        found = {}
+        for group, plural in KINDS:
+            try:
+                items = api.list_namespaced_custom_object(
+                    group, 'v1beta1', names['namespace'], plural)['items']
+            except ApiException as exc:
+                if exc.status != 404:
+                    self.fail_json(msg='The management cluster answered %s listing %s: %s'
+                                   % (exc.status, plural, exc.reason))
+                items = []
+            found[plural] = [
+                obj for obj in items if (obj.get('spec') or {}).get('clusterName')
+                == names['release'] or (plural in ('clusters', 'openstackclusters')
+                                        and obj['metadata']['name'] == names['release'])
+                or (plural == 'kubeadmcontrolplanes'
+                    and obj['metadata']['name'] == names['release'] + '-control-plane')]
+        return found
+
+
+def main():
+    CapiClusterStatusModule()()
+
+
+if __name__ == '__main__':
+    main()
