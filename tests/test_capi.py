@@ -144,19 +144,31 @@ class PlayCapi(threading.Thread):
                     api.handle('DELETE', self.path(obj), {})
 
     def machines(self, owner_meta, release, count, control_plane=False):
+        """The owner's Machines brought to ``count`` as a MachineSet does: new ones
+        numbered on, and on a scale-down those marked delete-machine first."""
         prefix = owner_meta['name'] + '-'
-        for name, machine in self.api.find('Machine', owner_meta['namespace']).items():
-            if name.startswith(prefix):
-                self.api.handle('DELETE', self.path(machine), {})
-        for i in range(count):
-            labels = {'cluster.x-k8s.io/control-plane': ''} if control_plane else {}
+        have = sorted((m for name, m in self.api.find('Machine', owner_meta['namespace'])
+                       .items() if name.startswith(prefix)),
+                      key=lambda m: (m['metadata'].get('annotations', {}).get(
+                          'cluster.x-k8s.io/delete-machine') != 'yes',
+                          -int(m['metadata']['name'].rsplit('-', 1)[1])))
+        while len(have) > count:
+            self.api.handle('DELETE', self.path(have.pop(0)), {})
+        used = [int(m['metadata']['name'].rsplit('-', 1)[1]) for m in have]
+        for i in range(len(have), count):
+            index = max(used + [-1]) + 1
+            used.append(index)
+            labels = {'cluster.x-k8s.io/control-plane': ''} if control_plane else {
+                'cluster.x-k8s.io/deployment-name': owner_meta['name']}
+            server = '%08d-0000-4000-8000-%012d' % (index, 1 if control_plane else 2)
             self.api.put_object({
                 'apiVersion': 'cluster.x-k8s.io/v1beta1', 'kind': 'Machine',
-                'metadata': {'name': '%s%d' % (prefix, i), 'namespace': owner_meta['namespace'],
-                             'labels': labels},
-                'spec': {'clusterName': release},
-                'status': {'addresses': [{'type': 'InternalIP', 'address': '10.6.0.%d' % (
-                    (10 if control_plane else 20) + i)}]}})
+                'metadata': {'name': '%s%d' % (prefix, index),
+                             'namespace': owner_meta['namespace'], 'labels': labels},
+                'spec': {'clusterName': release, 'providerID': 'openstack:///' + server},
+                'status': {'nodeRef': {'name': 'node-%s%d' % (prefix, index)},
+                           'addresses': [{'type': 'InternalIP', 'address': '10.6.0.%d' % (
+                               (10 if control_plane else 20) + index)}]}})
 
     @staticmethod
     def path(obj):
@@ -181,7 +193,8 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
     project's namespace, its credentials Secret of the job's cloud), CREATE_COMPLETE once
     Cluster API says ready, with the address, version and nodes Cluster API gives, and
     HEALTHY from the same objects;
-    resized by changing the release; a MachineDeployment's failure fails the operation
+    resized by changing the release, a shrink naming a node removing that Machine (CAPI's
+    delete-machine annotation); a MachineDeployment's failure fails the operation
     with Cluster API's message; delete uninstalls it, waits for Cluster API, leaves
     nothing."""
     from conftest import ApiServer
@@ -235,7 +248,18 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
             assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
             assert api.find('MachineDeployment')[release + '-default-worker']['spec'][
                 'replicas'] == 3
-            assert len(cluster['node_addresses']) == 3
+            assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.21', '10.6.0.22']
+            # A shrink naming a node (its Node name): that Machine is the one that goes.
+            workers = json.loads(rest.coe('nodegroup', 'show', 'My_CAPI-cluster',
+                                          'default-worker', '-f', 'json'))
+            assert sorted(workers['node_addresses']) == sorted(cluster['node_addresses'])
+            leaving = 'node-%s-default-worker-1' % release
+            cluster = rest.resize('My_CAPI-cluster', 2, [leaving])
+            assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+            assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.22']
+            refused = rest.coe('cluster', 'resize', 'My_CAPI-cluster', '1',
+                               '--nodes-to-remove', 'no-such-node', check=False)
+            assert refused.returncode != 0 and 'no-such-node' in refused.stderr
 
             capi_controllers.fail.add(release + '-gpu')
             rest.coe('nodegroup', 'create', 'My_CAPI-cluster', 'gpu', '--node-count', '1')

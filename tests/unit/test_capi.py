@@ -221,3 +221,35 @@ def test_the_template_label_picks_the_cluster_api_driver():
         drivers.find('kubernetes', 'vm', 'flatcar')
     with pytest.raises(ClusterTypeNotSupported):
         drivers.find('kubernetes', 'bm', 'ubuntu', {'capi_helm_chart_version': '0.27.0'})
+
+
+def capi_machine(name, deployment=None, node=None, server=None, address=None):
+    labels = {'cluster.x-k8s.io/deployment-name': deployment} if deployment else \
+        {'cluster.x-k8s.io/control-plane': ''}
+    return {'metadata': {'name': name, 'labels': labels},
+            'spec': {'providerID': 'openstack:///' + server} if server else {},
+            'status': dict({'nodeRef': {'name': node}} if node else {},
+                           addresses=[{'type': 'InternalIP', 'address': address}]
+                           if address else [])}
+
+
+def test_machines_give_each_node_group_its_nodes_and_a_shrink_its_machines():
+    groups = [{'uuid': 'm', 'name': 'default-master', 'role': 'master'},
+              {'uuid': 'w', 'name': 'default-worker', 'role': 'worker'},
+              {'uuid': 'g', 'name': 'GPU nodes', 'role': 'gpu'}]
+    machines = [capi_machine('rel-control-plane-a', node='rel-cp-a', server='s1',
+                             address='10.0.0.3'),
+                capi_machine('rel-default-worker-x', 'rel-default-worker', 'rel-w-x', 's2',
+                             '10.0.0.4'),
+                capi_machine('rel-gpu-nodes-y', 'rel-gpu-nodes'),
+                capi_machine('other-z', 'other-md', 'other-z', 's9')]
+    assert capi.machine_nodes(machines, 'rel', groups) == {
+        'm': [{'name': 'rel-cp-a', 'id': 's1', 'address': '10.0.0.3'}],
+        'w': [{'name': 'rel-w-x', 'id': 's2', 'address': '10.0.0.4'}],
+        'g': [{'name': 'rel-gpu-nodes-y'}]}
+    # By Node name, server id or Machine name; each Machine once.
+    chosen = capi.machines_to_delete(machines, ['rel-w-x', 's2', 'rel-gpu-nodes-y'])
+    assert [m['metadata']['name'] for m in chosen] == [
+        'rel-default-worker-x', 'rel-gpu-nodes-y']
+    with pytest.raises(Invalid, match='Cluster API does not have: nope'):
+        capi.machines_to_delete(machines, ['rel-w-x', 'nope'])

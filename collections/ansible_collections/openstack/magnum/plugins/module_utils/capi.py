@@ -382,3 +382,58 @@ def status(cluster_obj, control_plane, deployments, machines):
     if waiting:
         return dict(facts, state='progressing', reason='; '.join(waiting))
     return dict(facts, state='ready', reason=None)
+
+
+# ------------------------------------------------------------- machines and nodes
+
+DELETE_MACHINE = 'cluster.x-k8s.io/delete-machine'
+DEPLOYMENT_LABEL = 'cluster.x-k8s.io/deployment-name'
+CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane'
+
+
+def _machine_parts(machine):
+    """(Machine name, its Node's name or None, its server's id or None)."""
+    provider = (machine.get('spec') or {}).get('providerID') or ''
+    node = ((machine.get('status') or {}).get('nodeRef') or {}).get('name')
+    return _name(machine), node, provider.rsplit('/', 1)[-1] or None
+
+
+def machine_nodes(machines, release, groups):
+    """``nodegroup_nodes`` (group uuid -> [{name, id, address}]) from the Machines: the
+    control plane's to the master group, the others to the group whose MachineDeployment
+    (``<release>-<group name, sanitized>``) made them."""
+    by_deployment = dict(('%s-%s' % (release, sanitized(g['name']) or 'group'), g['uuid'])
+                         for g in groups if g.get('role') != 'master')
+    masters = [g['uuid'] for g in groups if g.get('role') == 'master']
+    found = dict((g['uuid'], []) for g in groups)
+    for machine in machines or []:
+        labels = (machine.get('metadata') or {}).get('labels') or {}
+        group = masters[0] if CONTROL_PLANE_LABEL in labels and masters else \
+            by_deployment.get(labels.get(DEPLOYMENT_LABEL))
+        if group is None:
+            continue
+        name, node, server = _machine_parts(machine)
+        addresses = [a.get('address') for a in (machine.get('status') or {}).get('addresses')
+                     or [] if a.get('address')]
+        entry = {'name': node or name}
+        if server:
+            entry['id'] = server
+        if addresses:
+            entry['address'] = addresses[0]
+        found[group].append(entry)
+    return found
+
+
+def machines_to_delete(machines, names):
+    """The Machines ``names`` (Machine, Node or server names) name; raises Invalid naming
+    those that match none."""
+    chosen, unknown = [], []
+    for name in names:
+        matched = [m for m in machines if name in _machine_parts(m)]
+        if not matched:
+            unknown.append(name)
+        chosen.extend(m for m in matched if m not in chosen)
+    if unknown:
+        raise Invalid("nodes_to_remove names nodes Cluster API does not have: %s." %
+                      ', '.join(unknown))
+    return chosen

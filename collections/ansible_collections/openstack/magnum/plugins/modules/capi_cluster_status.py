@@ -71,7 +71,8 @@ reason:
   type: str
 facts:
   description: The cluster's C(api_address), C(coe_version) (each where Cluster API says
-    it), C(master_addresses) and C(node_addresses).
+    it), C(master_addresses), C(node_addresses) and C(nodegroup_nodes) (each node group's
+    nodes - Node name, server id, address - from the Machines).
   returned: always
   type: dict
 names:
@@ -85,27 +86,11 @@ ready_replicas:
 '''
 
 import time
-import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.openstack.magnum.plugins.module_utils import capi, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils import capi, capi_client, lifecycle
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-
-try:
-    from kubernetes import client as kube_client, config as kube_config
-    from kubernetes.client.rest import ApiException
-    HAS_KUBERNETES = True
-    KUBERNETES_ERROR = None
-except ImportError:
-    HAS_KUBERNETES = False
-    KUBERNETES_ERROR = traceback.format_exc()
-
-KINDS = (('cluster.x-k8s.io', 'clusters'),
-         ('controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes'),
-         ('cluster.x-k8s.io', 'machinedeployments'),
-         ('cluster.x-k8s.io', 'machines'),
-         ('infrastructure.cluster.x-k8s.io', 'openstackclusters'))
 
 
 class CapiClusterStatusModule(MagnumModule):
@@ -118,15 +103,15 @@ class CapiClusterStatusModule(MagnumModule):
     )
 
     def run(self):
-        if not HAS_KUBERNETES:
-            self.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_ERROR)
+        if not capi_client.HAS_KUBERNETES:
+            self.fail_json(msg=missing_required_lib('kubernetes'),
+                           exception=capi_client.KUBERNETES_ERROR)
         record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
         names = capi.names(record)
-        api = kube_client.CustomObjectsApi(kube_config.new_client_from_config(
-            config_file=self.params['kubeconfig']))
+        api = capi_client.connect(self.params['kubeconfig'])
         deadline = time.time() + self.params['timeout']
         while True:
-            objects = self.read(api, names)
+            objects = capi_client.read(api, names)
             if self.params['wait'] == 'gone':
                 left = ['%s %s' % (kind, obj['metadata']['name'])
                         for kind, items in objects.items() for obj in items]
@@ -143,6 +128,10 @@ class CapiClusterStatusModule(MagnumModule):
             time.sleep(self.params['interval'])
         facts = dict((k, v) for k, v in found.items()
                      if k not in ('state', 'reason', 'node_count'))
+        if self.params['wait'] != 'gone':
+            facts['nodegroup_nodes'] = capi.machine_nodes(
+                objects['machines'], names['release'],
+                self.store.find('nodegroup', cluster_id=record['uuid']))
         result = dict(changed=False, state=found['state'], reason=found['reason'] or '',
                       facts=facts, ready_replicas=found.get('node_count') or {}, names=names)
         if self.params['wait'] != 'none' and found['state'] not in ('ready', 'gone'):
@@ -151,27 +140,6 @@ class CapiClusterStatusModule(MagnumModule):
                 'cluster: %s' % (self.params['timeout'], self.params['wait'], found['reason'])
             self.fail_json(msg='Cluster API: %s' % why, **result)
         self.exit_json(**result)
-
-    def read(self, api, names):
-        """The release's CAPI objects by plural: those named after it (its Cluster and
-        OpenStackCluster) and those of its cluster (spec.clusterName)."""
-        found = {}
-        for group, plural in KINDS:
-            try:
-                items = api.list_namespaced_custom_object(
-                    group, 'v1beta1', names['namespace'], plural)['items']
-            except ApiException as exc:
-                if exc.status != 404:
-                    self.fail_json(msg='The management cluster answered %s listing %s: %s'
-                                   % (exc.status, plural, exc.reason))
-                items = []
-            found[plural] = [
-                obj for obj in items if (obj.get('spec') or {}).get('clusterName')
-                == names['release'] or (plural in ('clusters', 'openstackclusters')
-                                        and obj['metadata']['name'] == names['release'])
-                or (plural == 'kubeadmcontrolplanes'
-                    and obj['metadata']['name'] == names['release'] + '-control-plane')]
-        return found
 
 
 def main():

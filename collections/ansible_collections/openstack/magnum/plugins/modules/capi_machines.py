@@ -1,0 +1,95 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: capi_machines
+short_description: Mark the Cluster API Machines a shrink removes
+version_added: 0.1.0
+author: openstack.magnum contributors (@openstack)
+description:
+  - For a cluster of the C(k8s_capi_helm) driver, annotates the Machines that I(delete)
+    names (by Machine name, Node name or server id) with Cluster API's
+    C(cluster.x-k8s.io/delete-machine), so the MachineDeployment scaled down next removes
+    those and no others (a resize's C(nodes_to_remove)). A name that matches no Machine of
+    the cluster fails the module before any is marked.
+extends_documentation_fragment:
+  - openstack.magnum.store
+options:
+  cluster:
+    description: Name or UUID of the cluster (its record in the store).
+    type: str
+    required: true
+  kubeconfig:
+    description: The management cluster's kubeconfig.
+    type: path
+    required: true
+  delete:
+    description: The nodes to remove.
+    type: list
+    elements: str
+    required: true
+requirements:
+  - kubernetes
+notes:
+  - Check mode finds the Machines and marks none.
+'''
+
+EXAMPLES = r'''
+- name: Remove k8s-node-1 in the next shrink
+  openstack.magnum.capi_machines:
+    cluster: k8s
+    kubeconfig: /etc/magnum/capi-management.kubeconfig
+    delete: [k8s-node-1]
+'''
+
+RETURN = r'''
+machines:
+  description: The Machines marked (or, in check mode, that would be).
+  returned: always
+  type: list
+  elements: str
+'''
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.openstack.magnum.plugins.module_utils import capi, capi_client, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+
+
+class CapiMachinesModule(MagnumModule):
+    argument_spec = dict(
+        cluster=dict(type='str', required=True),
+        kubeconfig=dict(type='path', required=True),
+        delete=dict(type='list', elements='str', required=True),
+    )
+
+    def run(self):
+        if not capi_client.HAS_KUBERNETES:
+            self.fail_json(msg=missing_required_lib('kubernetes'),
+                           exception=capi_client.KUBERNETES_ERROR)
+        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
+        names = capi.names(record)
+        api = capi_client.connect(self.params['kubeconfig'])
+        machines = capi.machines_to_delete(capi_client.read(api, names)['machines'],
+                                           self.params['delete'])
+        changed = [m for m in machines if ((m['metadata'].get('annotations') or {})
+                                           .get(capi.DELETE_MACHINE) != 'yes')]
+        if not self.check_mode:
+            for machine in changed:
+                capi_client.annotate(api, names['namespace'], machine,
+                                     {capi.DELETE_MACHINE: 'yes'})
+        self.exit_json(changed=bool(changed),
+                       machines=[m['metadata']['name'] for m in machines])
+
+
+def main():
+    CapiMachinesModule()()
+
+
+if __name__ == '__main__':
+    main()
