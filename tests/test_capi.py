@@ -192,12 +192,14 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
     created with `openstack coe` becomes a Helm release on the management cluster (its
     project's namespace, its credentials Secret of the job's cloud), CREATE_COMPLETE once
     Cluster API says ready, with the address, version and nodes Cluster API gives, and
-    HEALTHY from the same objects;
+    HEALTHY from the same objects; its CA is the cluster's (ca show, cluster config), ca
+    rotate refused;
     resized by changing the release, a shrink naming a node removing that Machine (CAPI's
     delete-machine annotation); a MachineDeployment's failure fails the operation
     with Cluster API's message; delete uninstalls it, waits for Cluster API, leaves
     nothing."""
     from conftest import ApiServer
+    from test_kubernetes import cluster_config
     from test_swarm import Rest
     image = conn.image.create_image(
         name=IMAGE + '-capi', data=b'capi image', disk_format='raw', container_format='bare',
@@ -239,6 +241,18 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
             clouds = base64.b64decode(
                 secrets[release + '-cloud-credentials']['data']['clouds.yaml'])
             assert yaml.safe_load(clouds)['clouds']['openstack']['auth']['auth_url']
+            # The cluster's CA (the store's) is the one CAPI's control plane takes: `ca
+            # show` and `cluster config` work as for every cluster; `ca rotate` is refused.
+            ca = api.find('Secret', namespace)[release + '-ca']
+            assert ca['type'] == 'cluster.x-k8s.io/secret'
+            assert base64.b64decode(ca['data']['tls.crt']).decode().strip() == \
+                rest.coe('ca', 'show', 'My_CAPI-cluster').strip()
+            config = cluster_config(rest, 'My_CAPI-cluster', tmp_path / 'cfg')
+            assert yaml.safe_load(config.read_text())['clusters'][0]['cluster']['server'] == \
+                'https://203.0.113.10:6443'
+            refused = rest.coe('ca', 'rotate', 'My_CAPI-cluster', check=False)
+            assert refused.returncode != 0 and 'Rotating the CA of a Cluster API cluster is ' \
+                'not supported' in refused.stderr, refused.stderr
             deployment = api.find('MachineDeployment', namespace)[release + '-default-worker']
             assert deployment['spec']['replicas'] == 2
             assert api.find('KubeadmControlPlane')[release + '-control-plane']['spec'][

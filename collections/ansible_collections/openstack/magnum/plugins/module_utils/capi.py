@@ -19,6 +19,7 @@ Three pure parts, the role's modules doing the I/O:
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import base64
 import re
 
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
@@ -80,6 +81,16 @@ def _int_label(labels, key, default=None):
         return int(value)
     except (TypeError, ValueError):
         raise Invalid("Label %s=%r must be an integer." % (key, value))
+
+
+def ca_secret(names, cert_pem, key_pem):
+    """The Secret Cluster API's control plane takes as the cluster's CA
+    (``<cluster>-ca``, type ``cluster.x-k8s.io/secret``) when it exists before it."""
+    return {'apiVersion': 'v1', 'kind': 'Secret', 'type': 'cluster.x-k8s.io/secret',
+            'metadata': {'name': names['release'] + '-ca', 'namespace': names['namespace'],
+                         'labels': {'cluster.x-k8s.io/cluster-name': names['release']}},
+            'data': {'tls.crt': base64.b64encode(cert_pem.encode()).decode(),
+                     'tls.key': base64.b64encode(key_pem.encode()).decode()}}
 
 
 def chart(template, settings=None):

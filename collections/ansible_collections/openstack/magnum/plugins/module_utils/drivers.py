@@ -21,7 +21,7 @@ import os
 from ansible_collections.openstack.magnum.plugins.module_utils import addons
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
-    ClusterTypeNotSupported, Invalid)
+    ClusterTypeNotSupported, Invalid, NotSupported)
 
 COES = ('kubernetes', 'swarm', 'mesos')
 SERVER_TYPES = ('vm', 'bm')
@@ -55,7 +55,7 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 class Driver(object):
     def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
                  picks_nodes_to_remove=False, rebuilds_nodes=False, chosen_by_label=None,
-                 own_infrastructure=False):
+                 own_infrastructure=False, cannot=None):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -75,6 +75,8 @@ class Driver(object):
         self.chosen_by_label = chosen_by_label
         # No infrastructure provider role runs for it: it builds its servers itself.
         self.own_infrastructure = own_infrastructure
+        # Operations it cannot carry out: {operation: why} (refused with a 400).
+        self.cannot = dict(cannot or {})
 
     def check(self, template, labels):
         """Raise Invalid (400) for a template/label option this driver has no
@@ -82,6 +84,11 @@ class Driver(object):
         reason = self.refuse(template, labels or {}) if self.refuse else None
         if reason:
             raise Invalid("%s (driver %s)." % (reason, self.name))
+
+    def check_operation(self, operation):
+        """Raise NotSupported (400) for an operation this driver cannot carry out."""
+        if operation in self.cannot:
+            raise NotSupported("%s (driver %s)." % (self.cannot[operation], self.name))
 
     def handles(self, coe, server_type, os_distro, labels=None):
         chosen = bool(self.chosen_by_label) and (labels or {}).get(self.chosen_by_label) \
@@ -151,7 +158,10 @@ REGISTRY = (
     # with the capi_helm_chart_version label, as magnum-capi-helm's templates have.
     Driver('k8s_capi_helm', 'kubernetes', ('ubuntu', 'flatcar', 'debian'), ('capi_helm',),
            server_types=('vm',), chosen_by_label='capi_helm_chart_version',
-           own_infrastructure=True),
+           own_infrastructure=True, cannot={
+               'ca_rotate': "Rotating the CA of a Cluster API cluster is not supported: Cluster "
+                            "API's control plane keeps the CA it was given for the cluster's "
+                            "life"}),
     Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
            refuse=_swarm_mode_refuses),
     Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),

@@ -29,6 +29,14 @@ options:
     description: Where to write the values.
     type: path
     required: true
+  ca_secret_file:
+    description:
+      - Where to write the manifest of the Secret C(<release>-ca) holding the cluster's
+        CA (created in the store if missing), which Cluster API's control plane takes as
+        the cluster's CA instead of making its own - so C(openstack coe ca show), C(ca
+        sign) and C(cluster config) work as for every cluster. Mode 0600; use C(no_log)
+        on the task that applies it.
+    type: path
   node_counts:
     description:
       - Node counts by node group name or UUID that differ from the records (the target of
@@ -81,7 +89,8 @@ kube_version:
 
 import json
 
-from ansible_collections.openstack.magnum.plugins.module_utils import capi, private_files
+from ansible_collections.openstack.magnum.plugins.module_utils import (
+    capi, lifecycle, private_files)
 from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
@@ -89,6 +98,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import Inv
 class CapiClusterModule(CloudModule):
     argument_spec = dict(
         values_file=dict(type='path', required=True),
+        ca_secret_file=dict(type='path'),
         node_counts=dict(type='dict', default={}),
         without_groups=dict(type='list', elements='str', default=[]),
         image=dict(type='str'),
@@ -127,6 +137,12 @@ class CapiClusterModule(CloudModule):
         text = json.dumps(values, indent=2, sort_keys=True)
         changed = private_files.replace_if_changed(self.params['values_file'], text,
                                                    self.check_mode)
+        if self.params['ca_secret_file'] and not self.check_mode:
+            _made, ca = lifecycle.ensure_ca(self.store, record)
+            manifest = capi.ca_secret(capi.names(record), ca['cert_pem'], ca['key_pem'])
+            changed = private_files.replace_if_changed(
+                self.params['ca_secret_file'], json.dumps(manifest, indent=2, sort_keys=True)) \
+                or changed
         self.exit_json(changed=changed, names=capi.names(record),
                        chart=capi.chart(template, self.params['chart']),
                        kube_version=values['kubernetesVersion'])
