@@ -157,7 +157,6 @@ class CapiClusterModule(CloudModule):
         return self._find(find, ident, what).id if ident else None
 
 
-
 def main():
     CapiClusterModule()()
 

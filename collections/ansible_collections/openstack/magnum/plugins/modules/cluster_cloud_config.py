@@ -169,7 +169,6 @@ class ClusterCloudConfigModule(CloudModule):
         return found.id
 
 
-
 def main():
     ClusterCloudConfigModule()()
 
