@@ -193,17 +193,18 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
     project's namespace, its credentials Secret of the job's cloud), CREATE_COMPLETE once
     Cluster API says ready, with the address, version and nodes Cluster API gives, and
     HEALTHY from the same objects; its CA is the cluster's (ca show, cluster config), ca
-    rotate refused;
-    resized by changing the release, a shrink naming a node removing that Machine (CAPI's
-    delete-machine annotation); a MachineDeployment's failure fails the operation
-    with Cluster API's message; delete uninstalls it, waits for Cluster API, leaves
-    nothing."""
+    rotate refused; resized by changing the release, a shrink naming a node removing that
+    Machine (CAPI's delete-machine annotation); a MachineDeployment's failure fails the
+    operation with Cluster API's message, and the group deleted; upgraded to the next
+    minor version, a downgrade refused; delete uninstalls it, waits for Cluster API,
+    leaves nothing."""
     from conftest import ApiServer
     from test_kubernetes import cluster_config
     from test_swarm import Rest
     image = conn.image.create_image(
         name=IMAGE + '-capi', data=b'capi image', disk_format='raw', container_format='bare',
         os_distro='ubuntu', kube_version='v1.33.3')
+    images = [image]
     with management_cluster(tmp_path / 'm') as (api, kubeconfig):
         chart = fixture_chart(tmp_path)
         server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
@@ -284,6 +285,37 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
             shown = rest.coe('nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'json')
             assert 'Flavor m1.nope could not be found' in shown, shown
 
+            # The failed node group deleted: its MachineDeployment goes with the release.
+            rest.coe('nodegroup', 'delete', 'My_CAPI-cluster', 'gpu')
+            assert wait_for(lambda: 'gpu' not in rest.coe(
+                'nodegroup', 'list', 'My_CAPI-cluster'), timeout=600, interval=2)
+            assert sorted(api.find('MachineDeployment')) == [release + '-default-worker']
+            # Upgrade to a template whose image is the next minor version: the release's
+            # version changes; back down is refused (the job fails before any change).
+            newer = conn.image.create_image(
+                name=IMAGE + '-capi-2', data=b'capi image 2', disk_format='raw',
+                container_format='bare', os_distro='ubuntu', kube_version='v1.34.1')
+            images.append(newer)
+            template_args = ['--coe', 'kubernetes', '--external-network', 'public',
+                             '--keypair', KEYPAIR, '--flavor', 'm1.tiny', '--master-flavor',
+                             'm1.tiny', '--network-driver', 'calico', '--labels',
+                             'capi_helm_chart_version=0.0.0-standin']
+            rest.coe('cluster', 'template', 'create', 'capi-2', '--image', newer.name,
+                     *template_args)
+            rest.coe('cluster', 'upgrade', 'My_CAPI-cluster', 'capi-2')
+            cluster = rest.settled('My_CAPI-cluster')
+            assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+            assert cluster['coe_version'] == 'v1.34.1'
+            assert api.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
+                'version'] == 'v1.34.1'
+            rest.coe('cluster', 'upgrade', 'My_CAPI-cluster', 'capi')
+            cluster = rest.settled('My_CAPI-cluster')
+            assert cluster['status'] == 'UPDATE_FAILED'
+            assert 'Downgrading a cluster is not supported: Kubernetes v1.34.1 -> 1.33.3' in \
+                cluster['status_reason'], cluster['status_reason']
+            assert api.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
+                'version'] == 'v1.34.1'
+
             rest.coe('cluster', 'delete', 'My_CAPI-cluster')
             assert rest.settled('My_CAPI-cluster')['status'] == 'GONE'
             assert 'rel' not in helm('list', '-A', '--kubeconfig', str(kubeconfig))
@@ -293,4 +325,5 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
         finally:
             capi_controllers.stop.set()
             server.stop()
-            conn.image.delete_image(image)
+            for made in images:
+                conn.image.delete_image(made)

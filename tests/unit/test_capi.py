@@ -253,3 +253,14 @@ def test_machines_give_each_node_group_its_nodes_and_a_shrink_its_machines():
         'rel-default-worker-x', 'rel-gpu-nodes-y']
     with pytest.raises(Invalid, match='Cluster API does not have: nope'):
         capi.machines_to_delete(machines, ['rel-w-x', 'nope'])
+
+
+def test_an_upgrade_goes_up_one_minor_version_at_most():
+    capi.check_upgrade('v1.33.3', '1.33.5')
+    capi.check_upgrade('v1.33.3', '1.34.0')
+    capi.check_upgrade(None, '1.34.0')  # a cluster Cluster API never reported
+    with pytest.raises(Invalid, match='Downgrading a cluster is not supported: '
+                                      'Kubernetes v1.33.3 -> 1.32.9'):
+        capi.check_upgrade('v1.33.3', '1.32.9')
+    with pytest.raises(Invalid, match='skips a minor version'):
+        capi.check_upgrade('v1.33.3', '1.35.0')

@@ -120,6 +120,22 @@ def kube_version(image):
     return version
 
 
+def check_upgrade(current, new):
+    """An upgrade from Kubernetes ``current`` (the cluster's coe_version) to ``new`` (the
+    new image's kube_version): not a downgrade, at most one minor version (what kubeadm
+    and Cluster API's control plane take)."""
+    old = labels_mod.version_tuple(current)
+    target = labels_mod.version_tuple(new)
+    if old is None or target is None:
+        return
+    if target < old:
+        raise Invalid("Downgrading a cluster is not supported: Kubernetes %s -> %s."
+                      % (current, new))
+    if target[:2] > (old[0], old[1] + 1):
+        raise Invalid("Upgrading Kubernetes %s -> %s skips a minor version: upgrade one "
+                      "minor version at a time." % (current, new))
+
+
 def node_counts(group, labels, default_worker):
     """(min, max) of a node group for the autoscaler: the group's own, else (for the
     default worker group) the min_node_count / max_node_count labels, else its count.

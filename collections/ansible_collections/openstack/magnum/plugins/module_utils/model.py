@@ -289,7 +289,7 @@ def check_upgrade(cluster, current_template, new_template, max_batch_size):
                       % (current_template['coe'], new_template['coe']))
     driver = drivers.by_name(new_template['driver']) if new_template.get('driver') else None
     if new_template.get('image_id') != current_template.get('image_id') and driver is not None \
-            and not driver.rebuilds_nodes:
+            and not (driver.rebuilds_nodes or driver.own_infrastructure):
         raise Invalid("Upgrading to another image (%s -> %s) is not supported by driver %s: "
                       "it cannot rebuild the cluster's nodes."
                       % (current_template.get('image_id'), new_template.get('image_id'),

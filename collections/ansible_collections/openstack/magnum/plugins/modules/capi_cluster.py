@@ -49,7 +49,10 @@ options:
     elements: str
     default: []
   image:
-    description: The image to map instead of the template's (the target of an upgrade).
+    description:
+      - The image to map instead of the template's (the target of an upgrade); its
+        C(kube_version) may not be below the cluster's C(coe_version) nor skip a minor
+        version.
     type: str
   chart:
     description:
@@ -132,6 +135,8 @@ class CapiClusterModule(CloudModule):
                 'project_id': conn.current_project_id}
         try:
             values = capi.values(template, record, groups, image, networks, types, auth)
+            if self.params['image']:
+                capi.check_upgrade(record.get('coe_version'), values['kubernetesVersion'])
         except Invalid as exc:
             self.fail_json(msg=str(exc))
         text = json.dumps(values, indent=2, sort_keys=True)
