@@ -297,6 +297,9 @@ def test_security_groups_and_volumes_converge_in_one_run_each(conn, lab, tmp_pat
                    {'name': stack + '-master-0-etcd', 'server': server.name, 'size': 1}]
         made = infra.module('cluster_volumes', cluster='cvg', cloud=CLOUD, volumes=volumes)
         assert made['changed'] and len(made['done']) == 4, made['done']
+        # Their ids, which the nodes find their devices by (node_volumes).
+        assert made['volumes'] == dict((v['name'], conn.block_storage.find_volume(v['name']).id)
+                                       for v in volumes)
         attached = sorted(conn.block_storage.find_volume(a['id']).name
                           for a in conn.compute.get_server(server.id).attached_volumes)
         assert attached == sorted(v['name'] for v in volumes)

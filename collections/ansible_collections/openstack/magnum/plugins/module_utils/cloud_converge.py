@@ -86,8 +86,8 @@ def _wait_volumes(conn, ids, statuses, timeout):
 def node_volumes(conn, volumes, timeout, dry_run=False):
     """``volumes``: [{'name', 'server', 'size', 'type'}]: each made where missing, then
     attached to its server where it is not. Creates and attachments are all requested
-    before any is waited for. Returns [what was (or would be) done]."""
-    done, created, attach = [], {}, []
+    before any is waited for. Returns ([what was (or would be) done], {name: volume id})."""
+    done, created, attach, ids = [], {}, [], {}
     for spec in volumes:
         volume = conn.block_storage.find_volume(spec['name'], ignore_missing=True)
         if volume is None:
@@ -97,6 +97,7 @@ def node_volumes(conn, volumes, timeout, dry_run=False):
             volume = conn.block_storage.create_volume(
                 name=spec['name'], size=int(spec['size']), volume_type=spec.get('type') or None)
             created[spec['name']] = volume.id
+        ids[spec['name']] = volume.id
         attach.append((spec, volume))
     _wait_volumes(conn, created, ('available',), timeout)
     servers, attaching = {}, {}
@@ -112,7 +113,7 @@ def node_volumes(conn, volumes, timeout, dry_run=False):
         conn.compute.create_volume_attachment(server, volume_id=volume.id)
         attaching[spec['name']] = volume.id
     _wait_volumes(conn, attaching, ('in-use',), timeout)
-    return done
+    return done, ids
 
 
 def delete_volumes(conn, names, timeout, dry_run=False):

@@ -61,6 +61,10 @@ done:
   type: list
   elements: str
   sample: ["create k8s-abc-node-0-docker", "attach k8s-abc-node-0-docker to k8s-abc-node-0"]
+volumes:
+  description: With I(state=present), each volume's Cinder id by name (those that exist).
+  returned: always
+  type: dict
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
@@ -84,7 +88,7 @@ class ClusterVolumesModule(CloudModule):
             done = cloud_converge.delete_volumes(conn, self.params['names'],
                                                  self.params['timeout'],
                                                  dry_run=self.check_mode)
-            self.exit_json(changed=bool(done), done=done)
+            self.exit_json(changed=bool(done), done=done, volumes={})
         volumes = self.params['volumes']
         needed = ('name', 'server', 'size')
         for spec in volumes:
@@ -92,9 +96,9 @@ class ClusterVolumesModule(CloudModule):
             if missing:
                 raise Invalid('Each volume needs %s; missing %s in %s.' % (
                     ', '.join(needed), ', '.join(missing), spec))
-        done = cloud_converge.node_volumes(conn, volumes, self.params['timeout'],
-                                           dry_run=self.check_mode)
-        self.exit_json(changed=bool(done), done=done)
+        done, ids = cloud_converge.node_volumes(conn, volumes, self.params['timeout'],
+                                                dry_run=self.check_mode)
+        self.exit_json(changed=bool(done), done=done, volumes=ids)
 
 
 def main():
