@@ -4,7 +4,7 @@ from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api import microversion, policy, views
-from api.core import drivers, errors, lifecycle
+from api.core import errors, lifecycle
 
 bp = Blueprint('certificates', __name__, url_prefix='/v1/certificates')
 
@@ -62,8 +62,7 @@ def rotate(ident):
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     policy.authorize_on('certificate:rotate_ca', cluster)
     lifecycle.check_tls(store, cluster)
-    _template, driver = lifecycle.cluster_driver(store, cluster)
-    drivers.by_name(driver['name']).check_operation('ca_rotate')
+    lifecycle.check_driver_operation(store, cluster, 'ca_rotate')
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         cluster = store.start_operation(cluster['uuid'], 'ca_rotate')
         ctx.executor().submit('ca_rotate', 'ca_rotate.yml', {'cluster_uuid': cluster['uuid']},

@@ -264,3 +264,17 @@ def test_an_upgrade_goes_up_one_minor_version_at_most():
         capi.check_upgrade('v1.33.3', '1.32.9')
     with pytest.raises(Invalid, match='skips a minor version'):
         capi.check_upgrade('v1.33.3', '1.35.0')
+
+
+def test_the_kubeadm_driver_refuses_the_cluster_api_drivers_labels():
+    from ansible_collections.openstack.magnum.plugins.module_utils import drivers
+    kubeadm = drivers.find('kubernetes', 'vm', 'debian', {'extra_network_names': 'storage'})
+    with pytest.raises(Invalid, match="Labels extra_network_names are the Cluster API "
+                                      "driver's"):
+        kubeadm.check({}, {'extra_network_names': 'storage'})
+    kubeadm.check({}, {'extra_network_names': ''})
+    capi_driver = drivers.find('kubernetes', 'vm', 'ubuntu', {'capi_helm_chart_version': '1'})
+    capi_driver.check({}, {'extra_network_names': 'storage', 'csi_cinder_fstype': 'xfs'})
+    with pytest.raises(Invalid, match='Rotating the CA of a Cluster API cluster'):
+        capi_driver.check_operation('ca_rotate')
+    kubeadm.check_operation('ca_rotate')

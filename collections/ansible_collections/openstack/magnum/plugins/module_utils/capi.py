@@ -36,6 +36,11 @@ CHART = {'name': 'openstack-cluster',
 CLOUD_NAME = 'openstack'
 CNI = {'calico': 'calico', 'cilium': 'cilium', 'flannel': 'flannel'}
 OS_DISTROS = ('ubuntu', 'flatcar', 'debian')
+# The labels only this driver reads (magnum-capi-helm's): the kubeadm driver refuses them.
+OWN_LABELS = ('etcd_blockdevice_size', 'etcd_blockdevice_type', 'etcd_blockdevice_volume_type',
+              'etcd_blockdevice_volume_az', 'extra_network_names', 'csi_cinder_reclaim_policy',
+              'csi_cinder_volume_binding_mode', 'csi_cinder_availability_zone',
+              'csi_cinder_fstype', 'csi_cinder_allow_volume_expansion')
 # The label values magnum-capi-helm filters user input with: what reaches the chart.
 _SAFE = re.compile(r'[^a-zA-Z0-9./ _-]+')
 

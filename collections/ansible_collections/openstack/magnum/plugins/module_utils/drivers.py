@@ -18,7 +18,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.openstack.magnum.plugins.module_utils import addons
+from ansible_collections.openstack.magnum.plugins.module_utils import addons, capi
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     ClusterTypeNotSupported, Invalid, NotSupported)
@@ -140,6 +140,11 @@ def _kubeadm_refuses(template, labels):
         return ("The Kubernetes driver does not deploy these add-ons yet: %s. Unset them (or "
                 "set them false) - README, \"Kubernetes add-ons\", lists what it deploys"
                 % ', '.join(found))
+    theirs = sorted(k for k in capi.OWN_LABELS if labels.get(k) not in (None, ''))
+    if theirs:
+        return ("Labels %s are the Cluster API driver's (a template with the "
+                "capi_helm_chart_version label); this driver does not use them - unset them"
+                % ', '.join(theirs))
     if labels.get('cert_manager_api') not in (None, '') and \
             not labels_mod.to_bool(labels['cert_manager_api']):
         # Magnum's cert_manager_api=true gave the controller manager the cluster CA to sign

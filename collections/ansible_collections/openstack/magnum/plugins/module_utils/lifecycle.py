@@ -431,8 +431,17 @@ def update_federation(store, current, patched, scope):
 
 # ------------------------------------------------- operation start and end
 
+def check_driver_operation(store, cluster, operation):
+    """Refuse (400) an operation the cluster's driver cannot carry out, before anything
+    changes (API and playbooks alike)."""
+    _template, driver = cluster_driver(store, cluster)
+    drivers.by_name(driver['name']).check_operation(operation)
+
+
 def begin_operation(store, cluster, operation, started_by_job=False):
     """Start ``operation`` unless the API already did (``started_by_job``)."""
+    if not started_by_job:
+        check_driver_operation(store, cluster, operation)
     if started_by_job:
         if cluster['status'] != states.running_status(operation):
             raise Conflict("Cluster %s is %s, not %s: its %s job no longer owns it."
