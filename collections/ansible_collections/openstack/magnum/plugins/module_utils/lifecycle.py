@@ -433,8 +433,14 @@ def update_federation(store, current, patched, scope):
 
 def check_driver_operation(store, cluster, operation):
     """Refuse (400) an operation the cluster's driver cannot carry out, before anything
-    changes (API and playbooks alike)."""
-    _template, driver = cluster_driver(store, cluster)
+    changes (API and playbooks alike). A delete is never refused, nor held up by a
+    cluster whose driver cannot be told any more."""
+    if operation == 'delete':
+        return
+    try:
+        _template, driver = cluster_driver(store, cluster)
+    except NotFound:
+        return
     drivers.by_name(driver['name']).check_operation(operation)
 
 
