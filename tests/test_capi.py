@@ -130,7 +130,8 @@ class PlayCapi(threading.Thread):
                 want = {'readyReplicas': 0, 'failureMessage':
                         'Flavor m1.nope could not be found'}
             else:
-                want = {'readyReplicas': replicas, 'replicas': replicas}
+                want = {'readyReplicas': replicas, 'replicas': replicas,
+                        'updatedReplicas': replicas}
             if md.get('status') != want:
                 md['status'] = want
                 api.put_object(md)

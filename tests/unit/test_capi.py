@@ -194,6 +194,17 @@ def test_status_is_read_from_capis_objects():
 
     md['status']['readyReplicas'] = 2
     assert capi.status(cluster_obj, kcp, [md], machines)['state'] == 'ready'
+    # An upgrade in progress: the control plane ready at the old version, or machines
+    # not yet replaced, is not done.
+    kcp['spec']['version'] = 'v1.34.1'
+    assert capi.status(cluster_obj, kcp, [md], machines)['reason'] == (
+        'KubeadmControlPlane rel-control-plane: at v1.33.3, upgrading to v1.34.1')
+    kcp['status']['version'] = 'v1.34.1'
+    md['status']['updatedReplicas'] = 1
+    assert capi.status(cluster_obj, kcp, [md], machines)['reason'] == (
+        'MachineDeployment rel-default-worker: 1 of 2 replicas updated')
+    md['status']['updatedReplicas'] = 2
+    assert capi.status(cluster_obj, kcp, [md], machines)['state'] == 'ready'
 
     broken = obj('w1', [condition('InfrastructureReady', 'False', 'Error',
                                   'Flavor m1.huge could not be found')])

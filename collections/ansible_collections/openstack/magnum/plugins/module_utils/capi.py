@@ -405,12 +405,24 @@ def status(cluster_obj, control_plane, deployments, machines):
     elif not (_true(control_plane, 'Available') or _true(control_plane, 'Ready')
               or (control_plane.get('status') or {}).get('ready')):
         waiting.append('KubeadmControlPlane %s: not ready' % _name(control_plane))
+    else:
+        # An upgrade: ready at the old version is not done.
+        wanted = (control_plane.get('spec') or {}).get('version')
+        running = (control_plane.get('status') or {}).get('version')
+        if wanted and running and wanted != running:
+            waiting.append('KubeadmControlPlane %s: at %s, upgrading to %s'
+                           % (_name(control_plane), running, wanted))
     for deployment in deployments or []:
         spec = (deployment.get('spec') or {}).get('replicas')
-        ready = (deployment.get('status') or {}).get('readyReplicas') or 0
+        status_ = deployment.get('status') or {}
+        ready = status_.get('readyReplicas') or 0
+        updated = status_.get('updatedReplicas')
         if spec is not None and ready < spec:
             waiting.append('MachineDeployment %s: %d of %d replicas ready'
                            % (_name(deployment), ready, spec))
+        elif spec is not None and updated is not None and updated < spec:
+            waiting.append('MachineDeployment %s: %d of %d replicas updated'
+                           % (_name(deployment), updated, spec))
     if waiting:
         return dict(facts, state='progressing', reason='; '.join(waiting))
     return dict(facts, state='ready', reason=None)
