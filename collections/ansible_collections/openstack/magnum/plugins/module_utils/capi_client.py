@@ -9,6 +9,9 @@ __metaclass__ = type
 
 import traceback
 
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.openstack.magnum.plugins.module_utils import capi, lifecycle
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict
 
 try:
@@ -58,3 +61,21 @@ def annotate(api, namespace, machine, annotations):
     api.patch_namespaced_custom_object('cluster.x-k8s.io', VERSION, namespace, 'machines',
                                        machine['metadata']['name'],
                                        {'metadata': {'annotations': annotations}})
+
+
+class CapiModule(object):
+    """Mixed into a MagnumModule: the options ``cluster`` and ``kubeconfig``; ``run()``
+    loads the cluster's record, its names and a client of the management cluster and calls
+    ``act(record, names, api)``."""
+
+    ARGS = dict(cluster=dict(type='str', required=True),
+                kubeconfig=dict(type='path', required=True))
+
+    def run(self):
+        if not HAS_KUBERNETES:
+            self.fail_json(msg=missing_required_lib('kubernetes'), exception=KUBERNETES_ERROR)
+        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
+        self.act(record, capi.names(record), connect(self.params['kubeconfig']))
+
+    def act(self, record, names, api):
+        raise NotImplementedError()

@@ -87,28 +87,19 @@ ready_replicas:
 
 import time
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.openstack.magnum.plugins.module_utils import capi, capi_client, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils import capi, capi_client
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 
 
-class CapiClusterStatusModule(MagnumModule):
+class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):
     argument_spec = dict(
-        cluster=dict(type='str', required=True),
-        kubeconfig=dict(type='path', required=True),
+        capi_client.CapiModule.ARGS,
         wait=dict(type='str', default='none', choices=['none', 'ready', 'gone']),
         timeout=dict(type='int', default=3600),
         interval=dict(type='int', default=5),
     )
 
-    def run(self):
-        if not capi_client.HAS_KUBERNETES:
-            self.fail_json(msg=missing_required_lib('kubernetes'),
-                           exception=capi_client.KUBERNETES_ERROR)
-        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
-        names = capi.names(record)
-        api = capi_client.connect(self.params['kubeconfig'])
+    def act(self, record, names, api):
         deadline = time.time() + self.params['timeout']
         while True:
             objects = capi_client.read(api, names)

@@ -55,26 +55,17 @@ machines:
   elements: str
 '''
 
-from ansible.module_utils.basic import missing_required_lib
-
-from ansible_collections.openstack.magnum.plugins.module_utils import capi, capi_client, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils import capi, capi_client
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 
 
-class CapiMachinesModule(MagnumModule):
+class CapiMachinesModule(capi_client.CapiModule, MagnumModule):
     argument_spec = dict(
-        cluster=dict(type='str', required=True),
-        kubeconfig=dict(type='path', required=True),
+        capi_client.CapiModule.ARGS,
         delete=dict(type='list', elements='str', required=True),
     )
 
-    def run(self):
-        if not capi_client.HAS_KUBERNETES:
-            self.fail_json(msg=missing_required_lib('kubernetes'),
-                           exception=capi_client.KUBERNETES_ERROR)
-        record = lifecycle.get_cluster(self.store, self.params['cluster'], self.scope)
-        names = capi.names(record)
-        api = capi_client.connect(self.params['kubeconfig'])
+    def act(self, record, names, api):
         machines = capi.machines_to_delete(capi_client.read(api, names)['machines'],
                                            self.params['delete'])
         changed = [m for m in machines if ((m['metadata'].get('annotations') or {})
