@@ -63,6 +63,9 @@ def apply(doc, patch, internal=(), defaults=None):
                 raise errors.PatchError("Can't apply patch: %s does not exist." % op['path'])
             target = target[key]
         leaf = parts[-1]
+        if isinstance(target, list) and len(parts) == 2:
+            _apply_to_list(target, leaf, op)
+            continue
         if not isinstance(target, dict):
             raise errors.PatchError("Can't apply patch on %s." % op['path'])
         if op['op'] == 'remove':
@@ -74,6 +77,23 @@ def apply(doc, patch, internal=(), defaults=None):
         else:
             target[leaf] = op['value']
     return doc
+
+
+def _apply_to_list(target, leaf, op):
+    """An operation on an item of a list attribute, as RFC 6902 (the jsonpatch library
+    Magnum uses) has it: ``-`` appends, an index inserts, replaces or removes."""
+    if leaf == '-' and op['op'] == 'add':
+        target.append(op['value'])
+        return
+    if not leaf.isdigit() or int(leaf) > len(target) - (op['op'] != 'add'):
+        raise errors.PatchError("Can't apply patch: %s does not exist." % op['path'])
+    index = int(leaf)
+    if op['op'] == 'add':
+        target.insert(index, op['value'])
+    elif op['op'] == 'replace':
+        target[index] = op['value']
+    else:
+        del target[index]
 
 
 def apply_to(table, record, patch, internal=()):

@@ -485,6 +485,7 @@ def test_federations(client):
     for name in ('host', 'm1'):
         call(client, 'POST', '/v1/clusters', {'name': name, 'cluster_template_id': 'tpl'},
              expect=202)
+        assert wait_status(client, name).json['status'] == 'CREATE_COMPLETE'
     error_of(call(client, 'POST', '/v1/federations', {'name': 'f', 'hostcluster_id': 'nope'}),
              404)
     error_of(call(client, 'POST', '/v1/federations', {'name': 'f'}), 400)

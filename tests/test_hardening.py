@@ -512,6 +512,67 @@ def test_roles_and_projects_meet_magnums_default_policy(policy_app):
         'CREATE_COMPLETE'
 
 
+def test_a_federation_acts_only_on_clusters_the_caller_may_update(db_url, project, tmp_path):
+    """The federation spec's special policy: creating a federation on a host, joining
+    and unjoining a member need `federation:*` on the federation and `cluster:update` on
+    each cluster it acts on (an operator's policy file tightens that one rule); another
+    project's cluster is not even found but by an admin; the host and a joining member
+    must be Kubernetes clusters whose last operation completed."""
+    from api.core import lifecycle
+    policy_file = tmp_path / 'policy.yaml'
+    policy_file.write_text('"cluster:update": "role:admin or role:cluster-admin"\n')
+    app = make_app(db_url, project, tmp_path, policy_file=str(policy_file),
+                   start_executor=False)
+    store = app.extensions['magnum_store']
+    made = {}
+    for project_id, name, coe, complete in (('p1', 'host', 'kubernetes', True),
+                                            ('p1', 'm1', 'kubernetes', True),
+                                            ('p1', 'busy', 'kubernetes', False),
+                                            ('p1', 'sw', 'swarm', True),
+                                            ('p2', 'other', 'kubernetes', True)):
+        scope = lifecycle.Scope(project_id=project_id, user_id='u1')
+        template = '%s-%s' % (project_id, coe)
+        if not store.find('cluster_template', name=template):
+            lifecycle.create_template(store, dict(TPL, name=template, coe=coe), scope)
+        made[name] = lifecycle.record_cluster(
+            store, {'name': name, 'cluster_template_id': template}, scope)
+        if complete:
+            lifecycle.end_operation(store, made[name], 'create', True)
+    fed = lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'host'},
+                                      lifecycle.Scope(project_id='p1', user_id='u1'))
+    store.update('federation', fed['uuid'], {'status': 'CREATE_COMPLETE'})
+    client = app.test_client()
+    member = {'X-Project-Id': 'p1', 'X-Roles': 'member', 'X-User-Id': 'u1'}
+    cluster_admin = dict(member, **{'X-Roles': 'member,cluster-admin'})
+    admin = {'X-Project-Id': 'p1', 'X-Roles': 'admin', 'X-User-Id': 'u9'}
+
+    def join(who, cluster):
+        return call(client, 'PATCH', '/v1/federations/f1',
+                    [{'op': 'add', 'path': '/member_ids/-', 'value': cluster}], who)
+
+    # A member of the project may update the federation, not (by this policy) the cluster.
+    assert 'cluster:update' in error_of(join(member, 'm1'), 403)
+    assert 'cluster:update' in error_of(call(client, 'POST', '/v1/federations', {
+        'name': 'f2', 'hostcluster_id': 'host'}, member), 403)
+    assert call(client, 'PATCH', '/v1/federations/f1', [
+        {'op': 'add', 'path': '/properties/dns', 'value': 'cluster.local'}],
+        member).status_code == 503   # allowed: only the job runner is missing here
+    assert join(cluster_admin, 'm1').status_code == 503
+    # Another project's cluster: not found, but by an admin (cluster:update_all_projects).
+    assert 'could not be found' in error_of(join(cluster_admin, 'other'), 404)
+    assert join(admin, made['other']['uuid']).status_code == 503
+    # What can host or join: Kubernetes clusters, done with their last operation.
+    assert 'only Kubernetes clusters can host or join a federation' in error_of(
+        join(cluster_admin, 'sw'), 400)
+    assert 'Cluster busy is CREATE_IN_PROGRESS' in error_of(join(cluster_admin, 'busy'), 400)
+    assert 'only Kubernetes clusters' in error_of(call(client, 'POST', '/v1/federations', {
+        'name': 'f2', 'hostcluster_id': 'sw'}, cluster_admin), 400)
+    # Nothing of the refused (or runner-less) requests was kept.
+    fed = call(client, 'GET', '/v1/federations/f1', None, member).json
+    assert fed['member_ids'] == [] and fed['properties'] == {}
+    assert fed['status'] == 'CREATE_COMPLETE'
+
+
 def test_a_policy_file_overrides_magnums_defaults(db_url, project, tmp_path):
     policy_file = tmp_path / 'policy.yaml'
     policy_file.write_text('"cluster:create": "role:admin"\n'

@@ -37,6 +37,12 @@ def show(ident):
     return jsonify(views.federation(federation))
 
 
+def _may_act_on(cluster):
+    """The spec's special policy: a federation acts on its host and on each member it
+    joins or unjoins, so the caller must be allowed to update each of them too."""
+    policy.authorize_on('cluster:update', cluster)
+
+
 def _submit(operation, federation):
     ctx.executor().submit(operation, 'federation.yml', {
         'federation_uuid': federation['uuid'],
@@ -53,7 +59,7 @@ def create():
     policy.authorize('federation:create')
     data = ctx.body()
     with ctx.store().write():  # the record and its job commit together
-        federation = lifecycle.create_federation(ctx.store(), data, g.scope)
+        federation = lifecycle.create_federation(ctx.store(), data, g.scope, _may_act_on)
         return _submit('federation_create', federation)
 
 
@@ -64,7 +70,8 @@ def update(ident):
     policy.authorize_on('federation:update', current)
     patched = jsonpatch.apply_to(fields.FEDERATION, current, ctx.json_document(), INTERNAL)
     with store.write(lock=lifecycle.federation_lock(current)):
-        federation = lifecycle.update_federation(store, current, patched, g.scope)
+        federation = lifecycle.update_federation(store, current, patched, g.scope,
+                                                 _may_act_on)
         return _submit('federation_update', federation)
 
 

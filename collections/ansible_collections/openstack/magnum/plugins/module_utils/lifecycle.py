@@ -388,21 +388,35 @@ def get_federation(store, ident, scope=None):
     return store.get('federation', ident, scope=_scope_fn(scope))
 
 
-def _member_uuids(store, idents, scope):
-    return [get_cluster(store, ident, scope)['uuid'] for ident in idents or []]
+def _federation_cluster(store, ident, scope, authorize=None):
+    """A cluster a federation is to be hosted on or to join: one the caller may act on
+    (``authorize``, the API's policy), Kubernetes, its last operation complete."""
+    cluster = get_cluster(store, ident, scope)
+    if authorize:
+        authorize(cluster)
+    template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
+    model.check_federable(cluster, template)
+    return cluster
 
 
-def create_federation(store, data, scope):
+def create_federation(store, data, scope, authorize=None):
+    """Record a federation to create. ``authorize(cluster)`` (the API's policy) is asked
+    for its host and every member: a federation acts on each."""
     fed = model.build_federation(data, project_id=scope.project_id)
-    host = get_cluster(store, fed['hostcluster_id'], scope)
+    host = _federation_cluster(store, fed['hostcluster_id'], scope, authorize)
     fed['hostcluster_id'] = host['uuid']
-    fed['member_ids'] = _member_uuids(store, fed['member_ids'], scope)
+    fed['member_ids'] = _unique([_federation_cluster(store, ident, scope, authorize)['uuid']
+                                 for ident in fed['member_ids'] or []])
     # With its clusters' locks: a delete of one of them waits, then sees the federation.
     locks = [cluster_lock({'uuid': uuid}) for uuid in [host['uuid']] + fed['member_ids']]
     with store.write(lock=locks) as conn:
         for uuid in [host['uuid']] + fed['member_ids']:
             store.get('cluster', uuid, conn=conn, by_name=False)
         return store.create('federation', fed, conn=conn)
+
+
+def _unique(uuids):
+    return [uuid for index, uuid in enumerate(uuids) if uuid not in uuids[:index]]
 
 
 def start_federation_operation(store, federation, operation, values=None):
@@ -414,8 +428,10 @@ def start_federation_operation(store, federation, operation, values=None):
                         expect_status=federation['status'])
 
 
-def update_federation(store, current, patched, scope):
-    """Only the members and properties of a federation change (the rest is fixed)."""
+def update_federation(store, current, patched, scope, authorize=None):
+    """Only the members and properties of a federation change (the rest is fixed). A
+    cluster joining (``authorize``d, as at create) is checked as a host is; one leaving
+    is ``authorize``d only (the federation unjoins it whatever its state)."""
     updatable = fields.FEDERATION_UPDATABLE
     other = [k for k in patched if k not in updatable and patched.get(k) != current.get(k)]
     if other:
@@ -425,7 +441,20 @@ def update_federation(store, current, patched, scope):
         if patched.get(key) != current.get(key):
             values[key] = fields.coerce(fields.FEDERATION, key, patched[key])
     if 'member_ids' in values:
-        values['member_ids'] = _member_uuids(store, values['member_ids'], scope)
+        members = []
+        for ident in values['member_ids']:
+            if ident not in current['member_ids']:
+                uuid = get_cluster(store, ident, scope)['uuid']
+                if uuid not in current['member_ids']:
+                    ident = _federation_cluster(store, uuid, scope, authorize)['uuid']
+            members.append(ident)   # a joined one stays whatever it is doing now
+        values['member_ids'] = _unique(members)
+        for uuid in current['member_ids']:
+            if uuid not in values['member_ids'] and authorize:
+                try:
+                    authorize(store.get('cluster', uuid, by_name=False))
+                except NotFound:
+                    pass  # a member gone meanwhile: nothing of it to guard
     return start_federation_operation(store, current, 'update', values)
 
 

@@ -392,6 +392,18 @@ def build_federation(data, project_id=None):
     return fed
 
 
+def check_federable(cluster, template):
+    """A federation is hosted on, and joined by, Kubernetes clusters that are up: their
+    last operation complete (Karmada's control plane and credentials go in through
+    their API)."""
+    if template['coe'] != 'kubernetes':
+        raise Invalid("Cluster %s is a %s cluster: only Kubernetes clusters can host or "
+                      "join a federation." % (cluster['name'], template['coe']))
+    if not (cluster['status'] or '').endswith('_COMPLETE'):
+        raise Invalid("Cluster %s is %s: a federation's host and members must be in a "
+                      "*_COMPLETE status." % (cluster['name'], cluster['status']))
+
+
 def check_member_delete(cluster, federations):
     """A cluster a federation is made of (its host or a member) stays while it does."""
     for fed in federations:
