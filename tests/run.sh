@@ -9,8 +9,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 echo "== style of api/, tests/ and benchmarks/ (the collection's is ansible-test's job)"
-python -m pycodestyle --max-line-length 100 api tests benchmarks
-python -m pyflakes api tests benchmarks
+python -m pycodestyle --max-line-length 100 api osc_coe_federation tests benchmarks
+python -m pyflakes api osc_coe_federation tests benchmarks
 
 # The static checks (ansible-test sanity, ansible-lint, the collection build) need no
 # service: they run beside the tests, and their output follows them.
