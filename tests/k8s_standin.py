@@ -1,13 +1,15 @@
 """A stand-in for a Kubernetes API server, for the tasks that talk to a cluster from the
 controller (health, the emptiest nodes of a shrink, a Cluster API management cluster's
-Helm releases and CAPI objects) where no kube-apiserver can run: this machine has no
-Kubernetes server binary. It speaks the little of the API those use over HTTPS with a
-server certificate of the cluster's CA, and refuses clients without a certificate of that
-CA, as kube-apiserver does with --client-ca-file: /readyz, /version, discovery (legacy,
-and the OpenAPI v3 documents whose fieldValidation parameter makes clients leave
-validation to the server), nodes and pods (lists the tests set), and any resource of
-STORED kept as objects: get, list (label selectors), create (JSON, or protobuf for Secrets
-and ConfigMaps, which client-go sends so), replace, merge-patch, delete. It does not
+Helm releases and CAPI objects, a federation's host, members and Karmada) where no
+kube-apiserver can run: this machine has no Kubernetes server binary. It speaks the
+little of the API those use over HTTPS with a server certificate of the cluster's CA,
+and refuses clients without a certificate of that CA (--client-ca-file) or the token of
+a service account it keeps (it fills in Secrets of type service-account-token, as the
+token controller does): /readyz, /version, discovery (legacy, and the OpenAPI v3
+documents whose fieldValidation parameter makes clients leave validation to the
+server), nodes and pods (lists the tests set), and any resource of STORED kept as
+objects: get, list (label selectors), create (JSON, or protobuf for Secrets and
+ConfigMaps, which client-go sends so), replace, merge-patch, delete. It does not
 validate, watch, run controllers or garbage-collect. The tests with a real control plane
 are tests/test_kubernetes.py's gated ones."""
 
@@ -30,7 +32,8 @@ RESOURCES = {'nodes': 'Node', 'pods': 'Pod'}
 # (group, version) -> [(plural, kind, namespaced)] kept as objects.
 STORED = {
     ('', 'v1'): [('namespaces', 'Namespace', False), ('secrets', 'Secret', True),
-                 ('configmaps', 'ConfigMap', True), ('serviceaccounts', 'ServiceAccount', True)],
+                 ('configmaps', 'ConfigMap', True), ('serviceaccounts', 'ServiceAccount', True),
+                 ('services', 'Service', True)],
     ('cluster.x-k8s.io', 'v1beta1'): [
         ('clusters', 'Cluster', True), ('machinedeployments', 'MachineDeployment', True),
         ('machines', 'Machine', True), ('machinehealthchecks', 'MachineHealthCheck', True)],
@@ -41,12 +44,16 @@ STORED = {
     ('infrastructure.cluster.x-k8s.io', 'v1beta1'): [
         ('openstackclusters', 'OpenStackCluster', True),
         ('openstackmachinetemplates', 'OpenStackMachineTemplate', True)],
-    ('rbac.authorization.k8s.io', 'v1'): [('roles', 'Role', True),
-                                          ('rolebindings', 'RoleBinding', True)],
+    ('rbac.authorization.k8s.io', 'v1'): [
+        ('roles', 'Role', True), ('rolebindings', 'RoleBinding', True),
+        ('clusterroles', 'ClusterRole', False),
+        ('clusterrolebindings', 'ClusterRoleBinding', False)],
     ('apps', 'v1'): [('deployments', 'Deployment', True)],
     # The openstack-cluster chart's add-ons (azimuth-cloud's cluster-api-addon-provider).
     ('addons.stackhpc.com', 'v1alpha1'): [('helmreleases', 'HelmRelease', True),
                                           ('manifests', 'Manifests', True)],
+    # Karmada's API server (a federation's control plane) keeps its member clusters.
+    ('cluster.karmada.io', 'v1alpha1'): [('clusters', 'Cluster', False)],
     ('apiextensions.k8s.io', 'v1'): [
         ('customresourcedefinitions', 'CustomResourceDefinition', False)],
 }
@@ -119,7 +126,7 @@ class StandIn:
     changed while it runs. ``requests`` records the paths asked, with the client
     certificate's CN and O."""
 
-    def __init__(self, ca_cert_pem, ca_key_pem, tmp_path):
+    def __init__(self, ca_cert_pem, ca_key_pem, tmp_path, port=0):
         self.nodes, self.pods, self.readyz, self.requests = [], [], (200, 'ok'), []
         # (group, version, plural, namespace or None, name) -> object
         self.objects, self._lock = {}, threading.Lock()
@@ -131,8 +138,9 @@ class StandIn:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(str(tmp_path / 'server.crt'), str(tmp_path / 'server.key'))
         context.load_verify_locations(str(tmp_path / 'ca.crt'))
-        context.verify_mode = ssl.CERT_REQUIRED
-        self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), self._handler())
+        # A client certificate of the CA, or a service account's token (Bearer).
+        context.verify_mode = ssl.CERT_OPTIONAL
+        self.httpd = ThreadingHTTPServer(('127.0.0.1', port), self._handler())
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
         self.url = 'https://127.0.0.1:%d' % self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -144,6 +152,18 @@ class StandIn:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+
+    def token_subject(self, authorization):
+        """The service account a Bearer token is of (its Secret's annotation), or None."""
+        if not (authorization or '').startswith('Bearer '):
+            return None
+        token = base64.b64encode(authorization[7:].strip().encode()).decode()
+        for obj in list(self.objects.values()):
+            if obj['kind'] == 'Secret' and (obj.get('data') or {}).get('token') == token:
+                return 'system:serviceaccount:%s:%s' % (
+                    obj['metadata'].get('namespace'), (obj['metadata'].get('annotations') or {})
+                    .get('kubernetes.io/service-account.name'))
+        return None
 
     def answer(self, path, query=None):
         """(status, body) for ``path`` (``query``: its parameters, as parse_qs gives)."""
@@ -304,6 +324,11 @@ class StandIn:
             data = body.setdefault('data', {})
             for k, v in body.pop('stringData').items():
                 data[k] = base64.b64encode(v.encode()).decode()
+        if kind == 'Secret' and body.get('type') == 'kubernetes.io/service-account-token' \
+                and not (body.get('data') or {}).get('token'):
+            # kube-controller-manager's token controller: the service account's token.
+            body.setdefault('data', {})['token'] = base64.b64encode(
+                ('standin-%s' % uuidlib.uuid4().hex).encode()).decode()
         self.objects[key] = body
         return (201 if method == 'POST' else 200), body
 
@@ -329,7 +354,14 @@ class StandIn:
             def _serve(self, method):
                 url = urlsplit(self.path)
                 path = url.path
-                subject = dict(x[0] for x in self.connection.getpeercert()['subject'])
+                peer = self.connection.getpeercert() or {}
+                subject = dict(x[0] for x in peer.get('subject', ()))
+                if not subject:
+                    account = standin.token_subject(self.headers.get('Authorization'))
+                    if account is None:
+                        return self._send(401, status_body(401, 'Unauthorized',
+                                                           'Unauthorized'))
+                    subject = {'commonName': account}
                 standin.requests.append((path, subject.get('commonName'),
                                          subject.get('organizationName')))
                 size = int(self.headers.get('Content-Length') or 0)
@@ -344,6 +376,9 @@ class StandIn:
                             self.headers.get('Content-Type') or '')
                     except ValueError as exc:
                         status, body = 400, status_body(400, 'BadRequest', str(exc))
+                self._send(status, body)
+
+            def _send(self, status, body):
                 data = (body if isinstance(body, str) else json.dumps(body)).encode()
                 self.send_response(status)
                 self.send_header('Content-Type', 'text/plain' if isinstance(body, str)

@@ -6,18 +6,23 @@ no chart repository is reachable from CI)."""
 import base64
 import contextlib
 import json
+import os
+import pathlib
 import re
-import threading
 
 import pytest
 import yaml
 from ansible_collections.openstack.magnum.plugins.module_utils import tls
+from capi_play import KubeObjects, PlayCapi, StandInObjects
 from conftest import HELM, NEEDS_LAB, REPO, helm, wait_for
 from test_openstack_provider import CLOUD, IMAGE, KEYPAIR, conn, lab
 
 LAB_FIXTURES = (conn, lab)  # the lab tests' project, user, image and keypair
 
 FIXTURE_CHART = REPO / 'tests' / 'fixtures' / 'openstack-cluster'
+# A directory of Cluster API's and its OpenStack provider's CRDs (README, "Clusters through
+# Cluster API"), for the gated test on a real management cluster.
+CRDS = os.environ.get('MAGNUM_CAPI_CRDS')
 pytestmark = pytest.mark.skipif(not HELM, reason='needs helm (python3 scripts/install_helm.py)')
 
 
@@ -85,101 +90,6 @@ def test_the_stand_in_keeps_helm_releases_and_their_objects(tmp_path):
             'rel-control-plane', 'rel-default-worker']
 
 
-class PlayCapi(threading.Thread):
-    """Cluster API's controllers, played on the stand-in (none can run here), as they
-    would act: a Cluster gets its infrastructure and endpoint, the control plane becomes
-    ready at its version, each MachineDeployment gets its Machines (addresses) and ready
-    replicas; a MachineDeployment listed in ``fail`` reports an error instead; once a
-    Cluster is deleted, what belongs to it goes (garbage collection)."""
-
-    def __init__(self, api, fail=()):
-        super().__init__(daemon=True)
-        self.api, self.fail, self.stop = api, set(fail), threading.Event()
-
-    def run(self):
-        while not self.stop.wait(0.5):
-            self.round()
-
-    def round(self):
-        api = self.api
-        clusters = api.find('Cluster')
-        for name, cluster in clusters.items():
-            if cluster.get('status', {}).get('infrastructureReady'):
-                continue
-            cluster['spec']['controlPlaneEndpoint'] = {'host': '203.0.113.10', 'port': 6443}
-            cluster['status'] = {'infrastructureReady': True, 'conditions': [
-                {'type': 'InfrastructureReady', 'status': 'True'}]}
-            api.put_object(cluster)
-        for name, kcp in api.find('KubeadmControlPlane').items():
-            if kcp['metadata']['name'][:-len('-control-plane')] not in clusters:
-                continue
-            want = {'version': kcp['spec']['version'], 'ready': True,
-                    'readyReplicas': kcp['spec']['replicas'],
-                    'conditions': [{'type': 'Ready', 'status': 'True'}]}
-            if kcp.get('status') != want:
-                kcp['status'] = want
-                api.put_object(kcp)
-                self.machines(kcp['metadata'], kcp['metadata']['name'][:-len('-control-plane')],
-                              kcp['spec']['replicas'], True)
-        for name, md in api.find('MachineDeployment').items():
-            release = md['spec']['clusterName']
-            if release not in clusters:
-                continue
-            replicas = md['spec'].get('replicas', 1)
-            if name in self.fail:
-                want = {'readyReplicas': 0, 'failureMessage':
-                        'Flavor m1.nope could not be found'}
-            else:
-                want = {'readyReplicas': replicas, 'replicas': replicas,
-                        'updatedReplicas': replicas}
-            if md.get('status') != want:
-                md['status'] = want
-                api.put_object(md)
-                self.machines(md['metadata'], release, 0 if name in self.fail else replicas)
-        # Garbage collection: what a deleted Cluster owned.
-        for kind in ('KubeadmControlPlane', 'MachineDeployment', 'Machine', 'OpenStackCluster'):
-            for name, obj in api.find(kind).items():
-                owner = (obj.get('spec') or {}).get('clusterName') or \
-                    name.replace('-control-plane', '')
-                if owner not in clusters:
-                    api.handle('DELETE', self.path(obj), {})
-
-    def machines(self, owner_meta, release, count, control_plane=False):
-        """The owner's Machines brought to ``count`` as a MachineSet does: new ones
-        numbered on, and on a scale-down those marked delete-machine first."""
-        prefix = owner_meta['name'] + '-'
-        have = sorted((m for name, m in self.api.find('Machine', owner_meta['namespace'])
-                       .items() if name.startswith(prefix)),
-                      key=lambda m: (m['metadata'].get('annotations', {}).get(
-                          'cluster.x-k8s.io/delete-machine') != 'yes',
-                          -int(m['metadata']['name'].rsplit('-', 1)[1])))
-        while len(have) > count:
-            self.api.handle('DELETE', self.path(have.pop(0)), {})
-        used = [int(m['metadata']['name'].rsplit('-', 1)[1]) for m in have]
-        for i in range(len(have), count):
-            index = max(used + [-1]) + 1
-            used.append(index)
-            labels = {'cluster.x-k8s.io/control-plane': ''} if control_plane else {
-                'cluster.x-k8s.io/deployment-name': owner_meta['name']}
-            server = '%08d-0000-4000-8000-%012d' % (index, 1 if control_plane else 2)
-            self.api.put_object({
-                'apiVersion': 'cluster.x-k8s.io/v1beta1', 'kind': 'Machine',
-                'metadata': {'name': '%s%d' % (prefix, index),
-                             'namespace': owner_meta['namespace'], 'labels': labels},
-                'spec': {'clusterName': release, 'providerID': 'openstack:///' + server},
-                'status': {'nodeRef': {'name': 'node-%s%d' % (prefix, index)},
-                           'addresses': [{'type': 'InternalIP', 'address': '10.6.0.%d' % (
-                               (10 if control_plane else 20) + index)}]}})
-
-    @staticmethod
-    def path(obj):
-        group, _, version = obj['apiVersion'].rpartition('/')
-        from k8s_standin import STORED
-        plural = [p for p, kind, _ns in STORED[(group, version)] if kind == obj['kind']][0]
-        return '/apis/%s/%s/namespaces/%s/%s/%s' % (
-            group, version, obj['metadata']['namespace'], plural, obj['metadata']['name'])
-
-
 def lab_test(test):
     for mark in NEEDS_LAB:
         test = mark(test)
@@ -189,6 +99,71 @@ def lab_test(test):
 @lab_test
 def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_back(
         conn, lab, tmp_path):
+    """The Cluster API driver end to end on the stand-in management cluster (see
+    through_openstack_coe)."""
+    with management_cluster(tmp_path / 'm') as (api, kubeconfig):
+        through_openstack_coe(conn, lab, tmp_path, StandInObjects(api), kubeconfig,
+                              fixture_chart(tmp_path))
+
+
+@lab_test
+@pytest.mark.docker
+@pytest.mark.skipif(not (os.environ.get('MAGNUM_K8S_ARTIFACTS') and CRDS), reason=(
+    'needs a real management cluster: set MAGNUM_K8S_ARTIFACTS (a control plane, '
+    'tests/test_kubernetes.py) and MAGNUM_CAPI_CRDS (the CRDs of Cluster API and CAPO)'))
+def test_a_cluster_through_cluster_api_on_a_real_management_cluster(conn, lab, tmp_path):
+    """The same end to end on a real management cluster: a cluster of the kubeadm
+    driver on local nodes, Cluster API's and CAPO's CRDs applied (their v1beta1 stored:
+    no CAPI controller serves the conversion webhook). No CAPI or CAPO controller can run
+    here (no image of theirs can be had): the test plays their part, setting the objects'
+    status through the API server as they would; the API server validates every object
+    the chart makes, and every status, against the CRDs' schemas."""
+    from test_kubernetes import REAL, cluster_config, k8s_on_local_nodes
+    (tmp_path / 'mgmt').mkdir()
+    with k8s_on_local_nodes(tmp_path / 'mgmt') as made:
+        made.rest.coe('cluster', 'template', 'create', 'mt', *REAL)
+        cluster = made.rest.create('k', 'mt', 1)
+        made.uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        kubeconfig = cluster_config(made.rest, 'k', tmp_path / 'mgmt-config')
+        applied = apply_crds(kubeconfig, pathlib.Path(CRDS))
+        assert {'clusters.cluster.x-k8s.io', 'kubeadmcontrolplanes.controlplane.cluster.x-k8s.io',
+                'machinedeployments.cluster.x-k8s.io', 'machines.cluster.x-k8s.io',
+                'openstackclusters.infrastructure.cluster.x-k8s.io',
+                'openstackmachinetemplates.infrastructure.cluster.x-k8s.io'} <= applied, applied
+        (tmp_path / 'capi').mkdir()
+        through_openstack_coe(conn, lab, tmp_path / 'capi', KubeObjects(kubeconfig),
+                              kubeconfig, fixture_chart(tmp_path))
+        made.delete_to_nothing()
+
+
+def apply_crds(kubeconfig, directory):
+    """Every CustomResourceDefinition of the YAML files under ``directory``, v1beta1
+    stored and served alone where the CRD has it (Cluster API's current CRDs store
+    v1beta2 and convert through a webhook its controller serves), made Established;
+    returns their names."""
+    from kubernetes import client, config
+    api = client.ApiextensionsV1Api(config.new_client_from_config(str(kubeconfig)))
+    names = set()
+    for path in sorted(directory.rglob('*.yaml')):
+        for crd in yaml.safe_load_all(path.read_text()):
+            if not crd or crd.get('kind') != 'CustomResourceDefinition':
+                continue
+            spec = crd['spec']
+            spec.pop('conversion', None)
+            beta1 = [v for v in spec['versions'] if v['name'] == 'v1beta1']
+            if beta1:
+                spec['versions'] = [dict(beta1[0], served=True, storage=True)]
+            api.create_custom_resource_definition(crd)
+            names.add(crd['metadata']['name'])
+    assert wait_for(lambda: all(any(
+        c.type == 'Established' and c.status == 'True' for c in
+        api.read_custom_resource_definition(name).status.conditions or [])
+        for name in names), timeout=120, interval=1), names
+    return names
+
+
+def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
     """A template with capi_helm_chart_version is the Cluster API driver's: a cluster
     created with `openstack coe` becomes a Helm release on the management cluster (its
     project's namespace, its credentials Secret of the job's cloud), CREATE_COMPLETE once
@@ -198,7 +173,9 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
     Machine (CAPI's delete-machine annotation); a MachineDeployment's failure fails the
     operation with Cluster API's message, and the group deleted; upgraded to the next
     minor version, a downgrade refused; delete uninstalls it, waits for Cluster API,
-    leaves nothing."""
+    leaves nothing. Beside it, a cluster Cluster API does not finish within its
+    create_timeout ends CREATE_FAILED saying so, and a resize retries it to
+    UPDATE_COMPLETE once Cluster API does."""
     from conftest import ApiServer
     from test_kubernetes import cluster_config
     from test_swarm import Rest
@@ -206,125 +183,140 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
         name=IMAGE + '-capi', data=b'capi image', disk_format='raw', container_format='bare',
         os_distro='ubuntu', kube_version='v1.33.3')
     images = [image]
-    with management_cluster(tmp_path / 'm') as (api, kubeconfig):
-        chart = fixture_chart(tmp_path)
-        server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
-                           provider='openstack', args=['--health-interval', '10'], env={
-                               'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': lab,
-                               'MAGNUM_CAPI_KUBECONFIG': str(kubeconfig),
-                               'MAGNUM_CAPI_CHART': str(chart),
-                               'XDG_DATA_HOME': str(tmp_path / 'data')}).start()
-        capi_controllers = PlayCapi(api)
-        capi_controllers.start()
-        rest = Rest(server)
-        try:
-            rest.coe('cluster', 'template', 'create', 'capi', '--coe', 'kubernetes',
-                     '--image', image.name, '--external-network', 'public', '--keypair',
-                     KEYPAIR, '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny',
-                     '--network-driver', 'calico', '--labels',
-                     'capi_helm_chart_version=0.0.0-standin')
-            cluster = rest.create('My_CAPI-cluster', 'capi', 2)
-            assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
-            releases = json.loads(helm('list', '-A', '-o', 'json', '--kubeconfig',
-                                       str(kubeconfig)))
-            assert [r['chart'] for r in releases] == ['openstack-cluster-0.0.0-standin']
-            release = releases[0]['name']
-            assert re.match(r'^my-capi-cluster-[a-z0-9]{12}$', release), release
-            assert cluster['api_address'] == 'https://203.0.113.10:6443'
-            assert cluster['coe_version'] == 'v1.33.3'
-            assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.21']
-            assert cluster['master_addresses'] == ['10.6.0.10']
-            # Health rounds read the same objects.
-            assert wait_for(lambda: rest.show('My_CAPI-cluster')['health_status'] == 'HEALTHY',
-                            timeout=180, interval=2)
-            namespace = 'magnum-' + cluster['project_id'].replace('-', '').lower()
-            secrets = api.find('Secret', namespace)
-            assert 'sh.helm.release.v1.%s.v1' % release in secrets
-            clouds = base64.b64decode(
-                secrets[release + '-cloud-credentials']['data']['clouds.yaml'])
-            assert yaml.safe_load(clouds)['clouds']['openstack']['auth']['auth_url']
-            # The cluster's CA (the store's) is the one CAPI's control plane takes: `ca
-            # show` and `cluster config` work as for every cluster; `ca rotate` is refused.
-            ca = api.find('Secret', namespace)[release + '-ca']
-            assert ca['type'] == 'cluster.x-k8s.io/secret'
-            assert base64.b64decode(ca['data']['tls.crt']).decode().strip() == \
-                rest.coe('ca', 'show', 'My_CAPI-cluster').strip()
-            config = cluster_config(rest, 'My_CAPI-cluster', tmp_path / 'cfg')
-            assert yaml.safe_load(config.read_text())['clusters'][0]['cluster']['server'] == \
-                'https://203.0.113.10:6443'
-            refused = rest.coe('ca', 'rotate', 'My_CAPI-cluster', check=False)
-            assert refused.returncode != 0 and 'Rotating the CA of a Cluster API cluster is ' \
-                'not supported' in refused.stderr, refused.stderr
-            deployment = api.find('MachineDeployment', namespace)[release + '-default-worker']
-            assert deployment['spec']['replicas'] == 2
-            assert api.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
-                'version'] == 'v1.33.3'
+    server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), REPO, tmp_path,
+                       provider='openstack', args=['--health-interval', '10'], env={
+                           'MAGNUM_CLOUD': CLOUD, 'OS_CLIENT_CONFIG_FILE': lab,
+                           'MAGNUM_CAPI_KUBECONFIG': str(kubeconfig),
+                           'MAGNUM_CAPI_CHART': str(chart),
+                           'XDG_DATA_HOME': str(tmp_path / 'data')}).start()
+    capi_controllers = PlayCapi(objects, hold={'slow-'})
+    capi_controllers.start()
+    rest = Rest(server)
+    try:
+        rest.coe('cluster', 'template', 'create', 'capi', '--coe', 'kubernetes',
+                 '--image', image.name, '--external-network', 'public', '--keypair',
+                 KEYPAIR, '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny',
+                 '--network-driver', 'calico', '--labels',
+                 'capi_helm_chart_version=0.0.0-standin')
+        rest.coe('cluster', 'create', 'slow', '--cluster-template', 'capi', '--node-count',
+                 '1', '--timeout', '1')   # held by PlayCapi: it times out after 60 s
+        cluster = rest.create('My_CAPI-cluster', 'capi', 2)
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        releases = [r for r in json.loads(helm('list', '-A', '-o', 'json', '--kubeconfig',
+                                               str(kubeconfig))) if r['name'].startswith('my-')]
+        assert [r['chart'] for r in releases] == ['openstack-cluster-0.0.0-standin']
+        release = releases[0]['name']
+        assert re.match(r'^my-capi-cluster-[a-z0-9]{12}$', release), release
+        assert cluster['api_address'] == 'https://203.0.113.10:6443'
+        assert cluster['coe_version'] == 'v1.33.3'
+        assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.21']
+        assert cluster['master_addresses'] == ['10.6.0.10']
+        # Health rounds read the same objects.
+        assert wait_for(lambda: rest.show('My_CAPI-cluster')['health_status'] == 'HEALTHY',
+                        timeout=180, interval=2)
+        namespace = 'magnum-' + cluster['project_id'].replace('-', '').lower()
+        secrets = objects.find('Secret', namespace)
+        assert 'sh.helm.release.v1.%s.v1' % release in secrets
+        clouds = base64.b64decode(
+            secrets[release + '-cloud-credentials']['data']['clouds.yaml'])
+        assert yaml.safe_load(clouds)['clouds']['openstack']['auth']['auth_url']
+        # The cluster's CA (the store's) is the one CAPI's control plane takes: `ca
+        # show` and `cluster config` work as for every cluster; `ca rotate` is refused.
+        ca = objects.find('Secret', namespace)[release + '-ca']
+        assert ca['type'] == 'cluster.x-k8s.io/secret'
+        assert base64.b64decode(ca['data']['tls.crt']).decode().strip() == \
+            rest.coe('ca', 'show', 'My_CAPI-cluster').strip()
+        config = cluster_config(rest, 'My_CAPI-cluster', tmp_path / 'cfg')
+        assert yaml.safe_load(config.read_text())['clusters'][0]['cluster']['server'] == \
+            'https://203.0.113.10:6443'
+        refused = rest.coe('ca', 'rotate', 'My_CAPI-cluster', check=False)
+        assert refused.returncode != 0 and 'Rotating the CA of a Cluster API cluster is ' \
+            'not supported' in refused.stderr, refused.stderr
+        deployment = objects.find('MachineDeployment', namespace)[release + '-default-worker']
+        assert deployment['spec']['replicas'] == 2
+        assert objects.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
+            'version'] == 'v1.33.3'
 
-            cluster = rest.resize('My_CAPI-cluster', 3)
-            assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
-            assert api.find('MachineDeployment')[release + '-default-worker']['spec'][
-                'replicas'] == 3
-            assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.21', '10.6.0.22']
-            # A shrink naming a node (its Node name): that Machine is the one that goes.
-            workers = json.loads(rest.coe('nodegroup', 'show', 'My_CAPI-cluster',
-                                          'default-worker', '-f', 'json'))
-            assert sorted(workers['node_addresses']) == sorted(cluster['node_addresses'])
-            leaving = 'node-%s-default-worker-1' % release
-            cluster = rest.resize('My_CAPI-cluster', 2, [leaving])
-            assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
-            assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.22']
-            refused = rest.coe('cluster', 'resize', 'My_CAPI-cluster', '1',
-                               '--nodes-to-remove', 'no-such-node', check=False)
-            assert refused.returncode != 0 and 'no-such-node' in refused.stderr
+        cluster = rest.resize('My_CAPI-cluster', 3)
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert objects.find('MachineDeployment')[release + '-default-worker']['spec'][
+            'replicas'] == 3
+        assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.21', '10.6.0.22']
+        # A shrink naming a node (its Node name): that Machine is the one that goes.
+        workers = json.loads(rest.coe('nodegroup', 'show', 'My_CAPI-cluster',
+                                      'default-worker', '-f', 'json'))
+        assert sorted(workers['node_addresses']) == sorted(cluster['node_addresses'])
+        leaving = 'node-%s-default-worker-1' % release
+        cluster = rest.resize('My_CAPI-cluster', 2, [leaving])
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert sorted(cluster['node_addresses']) == ['10.6.0.20', '10.6.0.22']
+        refused = rest.coe('cluster', 'resize', 'My_CAPI-cluster', '1',
+                           '--nodes-to-remove', 'no-such-node', check=False)
+        assert refused.returncode != 0 and 'no-such-node' in refused.stderr
 
-            capi_controllers.fail.add(release + '-gpu')
-            rest.coe('nodegroup', 'create', 'My_CAPI-cluster', 'gpu', '--node-count', '1')
-            failed = wait_for(lambda: 'IN_PROGRESS' not in rest.coe(
-                'nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'value', '-c', 'status'),
-                timeout=600, interval=2)
-            assert failed
-            shown = rest.coe('nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'json')
-            assert 'Flavor m1.nope could not be found' in shown, shown
+        capi_controllers.fail.add(release + '-gpu')
+        rest.coe('nodegroup', 'create', 'My_CAPI-cluster', 'gpu', '--node-count', '1')
+        failed = wait_for(lambda: 'IN_PROGRESS' not in rest.coe(
+            'nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'value', '-c', 'status'),
+            timeout=600, interval=2)
+        assert failed
+        shown = rest.coe('nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'json')
+        assert 'Flavor m1.nope could not be found' in shown, shown
 
-            # The failed node group deleted: its MachineDeployment goes with the release.
-            rest.coe('nodegroup', 'delete', 'My_CAPI-cluster', 'gpu')
-            assert wait_for(lambda: 'gpu' not in rest.coe(
-                'nodegroup', 'list', 'My_CAPI-cluster'), timeout=600, interval=2)
-            assert sorted(api.find('MachineDeployment')) == [release + '-default-worker']
-            # Upgrade to a template whose image is the next minor version: the release's
-            # version changes; back down is refused (the job fails before any change).
-            newer = conn.image.create_image(
-                name=IMAGE + '-capi-2', data=b'capi image 2', disk_format='raw',
-                container_format='bare', os_distro='ubuntu', kube_version='v1.34.1')
-            images.append(newer)
-            template_args = ['--coe', 'kubernetes', '--external-network', 'public',
-                             '--keypair', KEYPAIR, '--flavor', 'm1.tiny', '--master-flavor',
-                             'm1.tiny', '--network-driver', 'calico', '--labels',
-                             'capi_helm_chart_version=0.0.0-standin']
-            rest.coe('cluster', 'template', 'create', 'capi-2', '--image', newer.name,
-                     *template_args)
-            rest.coe('cluster', 'upgrade', 'My_CAPI-cluster', 'capi-2')
-            cluster = rest.settled('My_CAPI-cluster')
-            assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
-            assert cluster['coe_version'] == 'v1.34.1'
-            assert api.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
-                'version'] == 'v1.34.1'
-            rest.coe('cluster', 'upgrade', 'My_CAPI-cluster', 'capi')
-            cluster = rest.settled('My_CAPI-cluster')
-            assert cluster['status'] == 'UPDATE_FAILED'
-            assert 'Downgrading a cluster is not supported: Kubernetes v1.34.1 -> 1.33.3' in \
-                cluster['status_reason'], cluster['status_reason']
-            assert api.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
-                'version'] == 'v1.34.1'
+        # The failed node group deleted: its MachineDeployment goes with the release.
+        rest.coe('nodegroup', 'delete', 'My_CAPI-cluster', 'gpu')
+        assert wait_for(lambda: 'gpu' not in rest.coe(
+            'nodegroup', 'list', 'My_CAPI-cluster'), timeout=600, interval=2)
+        assert sorted(n for n in objects.find('MachineDeployment') if n.startswith(release)) \
+            == [release + '-default-worker']
+        # Upgrade to a template whose image is the next minor version: the release's
+        # version changes; back down is refused (the job fails before any change).
+        newer = conn.image.create_image(
+            name=IMAGE + '-capi-2', data=b'capi image 2', disk_format='raw',
+            container_format='bare', os_distro='ubuntu', kube_version='v1.34.1')
+        images.append(newer)
+        template_args = ['--coe', 'kubernetes', '--external-network', 'public',
+                         '--keypair', KEYPAIR, '--flavor', 'm1.tiny', '--master-flavor',
+                         'm1.tiny', '--network-driver', 'calico', '--labels',
+                         'capi_helm_chart_version=0.0.0-standin']
+        rest.coe('cluster', 'template', 'create', 'capi-2', '--image', newer.name,
+                 *template_args)
+        rest.coe('cluster', 'upgrade', 'My_CAPI-cluster', 'capi-2')
+        cluster = rest.settled('My_CAPI-cluster')
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert cluster['coe_version'] == 'v1.34.1'
+        assert objects.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
+            'version'] == 'v1.34.1'
+        rest.coe('cluster', 'upgrade', 'My_CAPI-cluster', 'capi')
+        cluster = rest.settled('My_CAPI-cluster')
+        assert cluster['status'] == 'UPDATE_FAILED'
+        assert 'Downgrading a cluster is not supported: Kubernetes v1.34.1 -> 1.33.3' in \
+            cluster['status_reason'], cluster['status_reason']
+        assert objects.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
+            'version'] == 'v1.34.1'
 
-            rest.coe('cluster', 'delete', 'My_CAPI-cluster')
-            assert rest.settled('My_CAPI-cluster')['status'] == 'GONE'
-            assert 'rel' not in helm('list', '-A', '--kubeconfig', str(kubeconfig))
-            left = [(kind, sorted(api.find(kind, namespace))) for kind in (
-                'Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'Machine', 'Secret')]
-            assert all(not names for _kind, names in left), left
-        finally:
-            capi_controllers.stop.set()
-            server.stop()
-            for made in images:
-                conn.image.delete_image(made)
+        # The held cluster: failed by its create_timeout; a resize retries it, done
+        # once Cluster API is.
+        slow = rest.settled('slow')
+        assert slow['status'] == 'CREATE_FAILED', slow
+        # (the job's create_timeout ends it: the wait for Cluster API started later)
+        assert slow['status_reason'] == \
+            'Timed out after 1 minutes (create_timeout) during create.', slow['status_reason']
+        capi_controllers.hold.clear()
+        slow = rest.resize('slow', 1)
+        assert slow['status'] == 'UPDATE_COMPLETE', slow['status_reason']
+        assert slow['api_address'] == 'https://203.0.113.10:6443'
+        rest.coe('cluster', 'delete', 'slow')
+
+        rest.coe('cluster', 'delete', 'My_CAPI-cluster')
+        assert rest.settled('My_CAPI-cluster')['status'] == 'GONE'
+        assert rest.settled('slow')['status'] == 'GONE'
+        assert 'rel' not in helm('list', '-A', '--kubeconfig', str(kubeconfig))
+        left = [(kind, sorted(objects.find(kind, namespace))) for kind in (
+            'Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'Machine', 'Secret')]
+        assert all(not names for _kind, names in left), left
+    finally:
+        capi_controllers.stop.set()
+        server.stop()
+        for made in images:
+            conn.image.delete_image(made)

@@ -149,3 +149,14 @@ def verify_signed_by(cert_pem, ca_cert_pem):
         return True
     except (ValueError, TypeError, Exception):
         return False
+
+
+def sans(cert_pem):
+    """The names and addresses (as text) a certificate is for."""
+    _require()
+    cert = x509.load_pem_x509_certificate(cert_pem.encode('ascii'))
+    try:
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    return [str(name.value) for name in names]

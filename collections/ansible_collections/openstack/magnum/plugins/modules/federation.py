@@ -97,6 +97,8 @@ class FederationModule(MagnumModule):
                 self.exit_json(changed=False)
             if not self.check_mode:
                 self.store.delete('federation', current['uuid'])
+                # Its credentials (its Karmada control plane's CAs) go with it.
+                self.store.delete_certificates(current['uuid'])
             self.exit_json(changed=True)
         if current is None:
             if self.check_mode:

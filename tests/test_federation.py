@@ -1,0 +1,256 @@
+"""Federations on Karmada (role federation_kubernetes) through `openstack coe federation`
+(osc_coe_federation, the federation spec's CLI, in the real openstackclient), with the
+host, the members and Karmada's API server played by the project's stand-in API
+server (no kube-apiserver, nor any Karmada image, can run in CI), the real helm
+installing a stand-in of Karmada's chart (tests/fixtures/karmada) from an offline
+directory, and the test playing Karmada's controller: it starts Karmada's API server
+once the chart gave it its certificates, and reports a member Ready once the member
+answers the credential Karmada was given. The clusters are the fixture driver's
+(conftest.project), their records pointed at the stand-ins."""
+
+import base64
+import json
+import shutil
+import threading
+
+import pytest
+import requests
+
+from conftest import HELM, REPO, ApiServer, free_port, helm, wait_for
+from k8s_standin import StandIn
+from test_swarm import Rest
+
+pytestmark = pytest.mark.skipif(not HELM, reason='needs helm (python3 scripts/install_helm.py)')
+KARMADA_CHART = REPO / 'tests' / 'fixtures' / 'karmada'
+# `federation show`'s rows, as the federation spec shows them.
+SHOW = ['uuid', 'name', 'hostcluster', 'members', 'project_id', 'properties', 'status',
+        'status_reason']
+
+
+def settled(rest, name):
+    """`openstack coe federation show` once no operation runs ({'status': 'GONE'} once
+    it is gone)."""
+    def done():
+        proc = rest.coe('federation', 'show', name, '-f', 'json', check=False)
+        if proc.returncode != 0:
+            assert 'could not be found' in proc.stderr, proc.stderr
+            return {'status': 'GONE'}
+        shown = json.loads(proc.stdout)
+        return shown if 'IN_PROGRESS' not in shown['status'] else None
+    return wait_for(done, timeout=600, interval=1)
+
+
+def b64(text):
+    return base64.b64decode(text).decode()
+
+
+class PlayKarmada(threading.Thread):
+    """Karmada's control plane as it would come up and act: its API server (a stand-in
+    of the federation's CA, on the node port the chart was given) once the chart's cert
+    Secret is on the host; each member Cluster Ready when its API answers the token and
+    CA Karmada holds for it (False with the error otherwise)."""
+
+    def __init__(self, host, tmp_path, port):
+        super().__init__(daemon=True)
+        self.host, self.tmp_path, self.port = host, tmp_path, port
+        self.api, self.stop, self.errors = None, threading.Event(), []
+
+    def run(self):
+        while not self.stop.wait(0.3):
+            try:
+                self.round()
+            except Exception as exc:
+                self.errors.append(repr(exc))
+
+    def round(self):
+        if self.api is None:
+            cert = self.host.find('Secret', 'karmada-system').get('karmada-cert')
+            if cert:
+                (self.tmp_path / 'karmada').mkdir(exist_ok=True)
+                self.api = StandIn(b64(cert['data']['server-ca.crt']),
+                                   b64(cert['data']['server-ca.key']),
+                                   self.tmp_path / 'karmada', port=self.port).start()
+            return
+        secrets = self.api.find('Secret', 'karmada-cluster')
+        for name, cluster in self.api.find('Cluster').items():
+            secret = secrets.get(cluster['spec']['secretRef']['name'])
+            if secret is None:
+                continue
+            ca = self.tmp_path / 'karmada' / ('%s-ca.crt' % name)
+            ca.write_text(b64(secret['data']['caBundle']))
+            token = b64(secret['data']['token'])
+            try:
+                answer = requests.get(cluster['spec']['apiEndpoint'] + '/readyz', timeout=5,
+                                      verify=str(ca), headers={'Authorization': 'Bearer ' + token})
+                ready = ('True', 'ClusterReady', 'cluster is healthy and ready') \
+                    if answer.status_code == 200 else \
+                    ('False', 'ClusterNotReachable', 'HTTP %d' % answer.status_code)
+            except requests.RequestException as exc:
+                ready = ('False', 'ClusterNotReachable', str(exc))
+            want = [{'type': 'Ready', 'status': ready[0], 'reason': ready[1],
+                     'message': ready[2]}]
+            if (cluster.get('status') or {}).get('conditions') != want:
+                self.api.put_object(dict(cluster, status={'conditions': want}))
+
+
+@pytest.fixture
+def clusters(tmp_path, project):
+    """The API (its jobs given the stand-in chart in an offline directory), and the
+    fixture driver's clusters host, m1, m2 and m3 pointed at stand-ins of their CAs
+    (m3's at an address where nothing answers)."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+    offline = tmp_path / 'offline'
+    (offline / 'charts').mkdir(parents=True)
+    helm('package', str(KARMADA_CHART), '-d', str(tmp_path))
+    shutil.copy(tmp_path / 'karmada-0.0.0-standin.tgz', offline / 'charts' / 'karmada-1.16.0.tgz')
+    db = 'sqlite:///%s' % (tmp_path / 'fed.sqlite')
+    server = ApiServer(db, project, tmp_path, workers=4, env={
+        'MAGNUM_K8S_ARTIFACTS': str(offline), 'XDG_DATA_HOME': str(tmp_path / 'data'),
+        'XDG_CACHE_HOME': str(tmp_path / 'cache')}).start()
+    rest = Rest(server)
+    rest.coe('cluster', 'template', 'create', 'tpl', '--coe', 'kubernetes', '--image',
+             'debian-12', '--external-network', 'public', '--keypair', 'kp')
+    store = store_mod.Store(db)
+    made, apis = {}, {}
+    try:
+        for name in ('host', 'm1', 'm2', 'm3'):
+            rest.coe('cluster', 'create', name, '--cluster-template', 'tpl', '--node-count', '1')
+        for name in ('host', 'm1', 'm2', 'm3'):
+            cluster = rest.settled(name)
+            assert cluster['status'] == 'CREATE_COMPLETE', cluster
+            ca = store.certificate(cluster['uuid'])
+            (tmp_path / name).mkdir()
+            if name == 'm3':
+                url = 'https://127.0.0.1:%d' % free_port()
+            else:
+                apis[name] = StandIn(ca['cert_pem'], ca['key_pem'], tmp_path / name).start()
+                url = apis[name].url
+            store.update('cluster', cluster['uuid'], {
+                'api_address': url, 'master_addresses': ['127.0.0.1']})
+            made[name] = cluster['uuid']
+        yield rest, store, made, apis
+    finally:
+        server.stop()
+        for api in apis.values():
+            api.stop()
+
+
+def test_a_federation_on_karmada_from_create_to_delete(clusters, tmp_path):
+    """Create (Karmada's chart on the host, with the federation's settings; a member
+    joined with a service account of its own, never its admin certificate; Ready once
+    Karmada reached it with that token), join, a member that cannot join (the update
+    fails naming it, member_ids keeps those joined), a property changed (a Helm upgrade),
+    unjoin (the member's credential goes), delete (nothing of Karmada left in the host or
+    the members); a bad property refused before anything is made."""
+    rest, store, uuids, apis = clusters
+    port = free_port()
+    karmada = PlayKarmada(apis['host'], tmp_path, port)
+    karmada.start()
+    try:
+        out = rest.coe('federation', 'create', 'fed', '--hostcluster', 'host', '--member',
+                       'm1', '--property', 'apiserver_nodeport=%d' % port,
+                       '--property', 'owner=team-a')
+        assert out.startswith('Request to create federation ') and out.strip().endswith(
+            ' accepted'), out
+        shown = settled(rest, 'fed')
+        assert shown['status'] == 'CREATE_COMPLETE', (shown, karmada.errors)
+        assert list(shown) == SHOW
+        assert shown['hostcluster'] == uuids['host'] and shown['members'] == [uuids['m1']]
+        assert shown['properties'] == "apiserver_nodeport='%d', owner='team-a'" % port
+        fed_uuid = shown['uuid']
+        assert json.loads(rest.coe('federation', 'list', '-f', 'json')) == [
+            {'uuid': fed_uuid, 'name': 'fed', 'members': 1, 'status': 'CREATE_COMPLETE'}]
+        host = apis['host']
+        assert 'sh.helm.release.v1.karmada.v1' in host.find('Secret', 'karmada-system')
+        assert host.find('Service', 'karmada-system')['karmada-apiserver']['spec'] == {
+            'type': 'NodePort', 'selector': {'app': 'karmada-apiserver'}, 'ports': [
+                {'name': 'karmada-apiserver', 'port': 5443, 'nodePort': port}]}
+        images = sorted(d['spec']['template']['spec']['containers'][0]['image']
+                        for d in host.find('Deployment', 'karmada-system').values())
+        assert 'docker.io/karmada/karmada-controller-manager:v1.16.0' in images, images
+        # The member: a service account of its own, bound to a role with Push mode's
+        # rights, whose token Karmada holds - no admin certificate of the member.
+        credential = 'magnum-federation-' + fed_uuid[:8]
+        m1 = apis['m1']
+        assert credential in m1.find('ServiceAccount', 'karmada-cluster')
+        assert m1.find('ClusterRoleBinding')[credential]['subjects'] == [
+            {'kind': 'ServiceAccount', 'name': credential, 'namespace': 'karmada-cluster'}]
+        member = karmada.api.find('Cluster')['m1']
+        assert member['spec'] == {'id': uuids['m1'], 'syncMode': 'Push',
+                                  'apiEndpoint': m1.url, 'secretRef': {
+                                      'namespace': 'karmada-cluster', 'name': 'm1'}}
+        held = karmada.api.find('Secret', 'karmada-cluster')['m1']['data']
+        assert sorted(held) == ['caBundle', 'token']
+        assert b64(held['caBundle']) == store.certificate(uuids['m1'])['cert_pem']
+        assert ('/readyz', 'system:serviceaccount:karmada-cluster:' + credential, None) in \
+            m1.requests
+
+        # Join m2, and m3 whose API does not answer: m3 named in the failure, left out.
+        out = rest.coe('federation', 'join', 'fed', 'm2', 'm3')
+        assert 'Request to join m2, m3 to federation %s accepted' % fed_uuid in out, out
+        shown = settled(rest, 'fed')
+        assert shown['status'] == 'UPDATE_FAILED', shown
+        assert 'Not joined to federation fed: m3 (%s)' % uuids['m3'] in shown['status_reason'], \
+            shown['status_reason']
+        assert shown['members'] == [uuids['m1'], uuids['m2']]
+        assert sorted(karmada.api.find('Cluster')) == ['m1', 'm2']
+        refused = rest.coe('federation', 'join', 'fed', 'nope', check=False)
+        assert refused.returncode != 0 and 'Cluster nope could not be found' in refused.stderr
+        # A member is not deleted under its federation, nor the host.
+        refused = rest.coe('cluster', 'delete', 'm1', check=False)
+        assert refused.returncode != 0 and 'unjoin it first' in refused.stderr, refused.stderr
+        refused = rest.coe('cluster', 'delete', 'host', check=False)
+        assert refused.returncode != 0 and 'hosts federation fed' in refused.stderr
+
+        # A property reaches the control plane; the members stay.
+        rest.coe('federation', 'update', 'fed', '--property', 'dns=example.internal',
+                 '--remove-property', 'owner')
+        shown = settled(rest, 'fed')
+        assert shown['status'] == 'UPDATE_COMPLETE', shown
+        assert shown['properties'] == "apiserver_nodeport='%d', dns='example.internal'" % port
+        args = host.find('Deployment', 'karmada-system')['karmada-scheduler']['spec'][
+            'template']['spec']['containers'][0]['args']
+        assert args == ['--cluster-domain=example.internal']
+        assert 'sh.helm.release.v1.karmada.v2' in host.find('Secret', 'karmada-system')
+
+        # Unjoin m1: gone from Karmada, its credential gone from it.
+        rest.coe('federation', 'unjoin', 'fed', 'm1')
+        shown = settled(rest, 'fed')
+        assert shown['status'] == 'UPDATE_COMPLETE' and shown['members'] == [uuids['m2']]
+        assert sorted(karmada.api.find('Cluster')) == ['m2']
+        for kind in ('ServiceAccount', 'Secret', 'ClusterRole', 'ClusterRoleBinding'):
+            assert credential not in m1.find(kind), kind
+        assert 'karmada-cluster' not in m1.find('Namespace')
+        refused = rest.coe('federation', 'unjoin', 'fed', 'm1', check=False)
+        assert refused.returncode != 0 and \
+            'Cluster m1 is not a member of federation fed' in refused.stderr
+
+        # Delete: m2 unjoined, the control plane and its namespace gone from the host.
+        out = rest.coe('federation', 'delete', 'fed')
+        assert out.strip() == 'Request to delete federation fed has been accepted.'
+        assert settled(rest, 'fed') == {'status': 'GONE'}
+        assert karmada.api.find('Cluster') == {}
+        assert apis['m2'].find('ServiceAccount', 'karmada-cluster') == {}
+        assert host.find('Secret', 'karmada-system') == {}
+        assert host.find('Deployment', 'karmada-system') == {}
+        assert 'karmada-system' not in host.find('Namespace')
+        assert all(store.certificate(fed_uuid, kind, missing_ok=True) is None
+                   for kind in ('karmada-ca', 'karmada-apiserver'))
+        # A bad property fails the create before anything is made; the delete goes.
+        rest.coe('federation', 'create', 'bad', '--hostcluster', 'host', '--property',
+                 'apiserver_nodeport=not-a-port')
+        shown = settled(rest, 'bad')
+        assert shown['status'] == 'CREATE_FAILED'
+        assert "Federation property apiserver_nodeport='not-a-port' is not valid" in \
+            shown['status_reason'], shown['status_reason']
+        assert host.find('Secret', 'karmada-system') == {}
+        rest.coe('federation', 'delete', 'bad')
+        assert settled(rest, 'bad') == {'status': 'GONE'}
+        assert json.loads(rest.coe('federation', 'list', '-f', 'json')) == []
+        # The host goes once it hosts nothing.
+        rest.coe('cluster', 'delete', 'host')
+        assert rest.settled('host')['status'] == 'GONE'
+    finally:
+        karmada.stop.set()
+        if karmada.api:
+            karmada.api.stop()
