@@ -142,10 +142,7 @@ class FederationMembersModule(MagnumModule):
             self.exit_json(changed=bool(gone), joined=[], unjoined=gone, names={},
                            warnings=self.warnings)
         api = self.karmada(config)
-        present = dict((c['metadata']['labels'][karmada.LABEL_CLUSTER], c) for c in
-                       kube_access.listed(api, CLUSTER_API, 'Cluster',
-                                          '%s=%s' % (karmada.LABEL_FEDERATION,
-                                                     self.federation['uuid'])))
+        present = self.registered(api)
         leaving = [uuid for uuid in present if uuid not in wanted]
         joining = [uuid for uuid in wanted if uuid not in present]
         if self.check_mode:
@@ -197,6 +194,12 @@ class FederationMembersModule(MagnumModule):
                                        self.params['timeout'], kube_access.error_text(exc)))
                 time.sleep(self.params['interval'])
 
+    def registered(self, api):
+        """The federation's member Clusters in Karmada, by Magnum cluster uuid."""
+        return dict((c['metadata']['labels'][karmada.LABEL_CLUSTER], c) for c in
+                    kube_access.listed(api, CLUSTER_API, 'Cluster', '%s=%s' % (
+                        karmada.LABEL_FEDERATION, self.federation['uuid'])))
+
     def member(self, uuid):
         try:
             return self.store.get('cluster', uuid, by_name=False)
@@ -243,18 +246,14 @@ class FederationMembersModule(MagnumModule):
         waiting = dict((uuid, None) for uuid in uuids)
         ready = []
         while waiting:
+            registered = self.registered(api)   # one list a round, for every member
             for uuid in list(waiting):
-                name = karmada.member_name(self.member(uuid) or {'uuid': uuid, 'name': uuid})
-                objs = [c for c in kube_access.listed(
-                    api, CLUSTER_API, 'Cluster', '%s=%s' % (karmada.LABEL_CLUSTER, uuid))
-                    if c['metadata']['labels'].get(karmada.LABEL_FEDERATION) ==
-                    self.federation['uuid']] or [None]
-                state, why = karmada.member_state(objs[0])
+                state, why = karmada.member_state(registered.get(uuid))
                 if state == 'ready':
                     ready.append(uuid)
                     del waiting[uuid]
                 else:
-                    waiting[uuid] = why or ('%s is not registered' % name)
+                    waiting[uuid] = why
             if not waiting or time.time() >= self.deadline:
                 break
             time.sleep(self.params['interval'])
