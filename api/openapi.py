@@ -186,6 +186,20 @@ def document():
             'responses': _answers(200)}},
         '/v1/mservices': {'get': {'summary': 'The services that run jobs',
                                   'responses': _answers(200)}},
+        '/v1/federations/{ident}/external_clusters': {'parameters': [IDENT], 'get': {
+            'summary': "The federation's external clusters (extension; no kubeconfig)",
+            'responses': _answers(200)}, 'post': {
+            'summary': 'Register an external cluster by its kubeconfig (extension)',
+            'requestBody': {'required': True, 'content': {'application/json': {'schema': {
+                'type': 'object', 'required': ['name', 'kubeconfig'],
+                'additionalProperties': False, 'properties': {
+                    'name': {'type': 'string', 'maxLength': 63},
+                    'kubeconfig': {'type': 'string'}}}}}},
+            'responses': _answers(201)}},
+        '/v1/federations/{ident}/external_clusters/{external}': {
+            'parameters': [IDENT, dict(IDENT, name='external')], 'delete': {
+                'summary': 'Forget an external cluster that is not a member (extension)',
+                'responses': _answers(204)}},
         '/v1/jobs/{ident}': {'parameters': [IDENT], 'get': {
             'summary': 'A job and its events (extension)', 'responses': _answers(200)}},
     })

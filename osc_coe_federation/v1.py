@@ -134,37 +134,86 @@ class UpdateFederation(command.Command):
         print('Request to update federation %s accepted' % updated['uuid'])
 
 
+def _externals(cmd, federation_uuid):
+    """The federation's external clusters, by name and by uuid."""
+    found = {}
+    for record in _request(cmd, 'GET', '/v1/federations/%s/external_clusters'
+                           % federation_uuid)['external_clusters']:
+        found[record['name']] = found[record['uuid']] = record
+    return found
+
+
 class _Membership(command.Command):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument('federation', metavar='<federation>',
                             help='Federation (name or UUID)')
-        parser.add_argument('clusters', metavar='<cluster>', nargs='+',
-                            help='Cluster (name or UUID)')
+        parser.add_argument('clusters', metavar='<cluster>', nargs=self.clusters_nargs,
+                            help=self.clusters_help)
         return parser
 
 
 class JoinFederation(_Membership):
-    """Join clusters to a federation."""
+    """Join clusters to a federation: Magnum clusters, and clusters that are not
+    Magnum's given by a kubeconfig (--external)."""
+
+    clusters_nargs = '*'
+    clusters_help = 'Cluster (name or UUID)'
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('--external', metavar='<name=kubeconfig-file>', action='append',
+                            default=[], help='A Kubernetes cluster that is not Magnum\'s, '
+                            'named <name> in the federation and reached through the '
+                            'current context of <kubeconfig-file> (a token or client '
+                            'certificate given inline; kept sealed). Repeat for several.')
+        return parser
 
     def take_action(self, parsed_args):
-        patch = [{'op': 'add', 'path': '/member_ids/-', 'value': cluster}
-                 for cluster in parsed_args.clusters]
-        updated = _request(self, 'PATCH', '/v1/federations/%s' % parsed_args.federation,
-                           patch)
-        print('Request to join %s to federation %s accepted'
-              % (', '.join(parsed_args.clusters), updated['uuid']))
+        if not parsed_args.clusters and not parsed_args.external:
+            raise SystemExit('Name a cluster to join, or an --external one.')
+        externals = []
+        for item in parsed_args.external:
+            name, sep, path = item.partition('=')
+            if not sep or not name or not path:
+                raise SystemExit('--external takes <name>=<kubeconfig-file>, not %r.' % item)
+            with open(path) as handle:
+                externals.append((name, handle.read()))
+        federation = _federation(self, parsed_args.federation)
+        url = '/v1/federations/%s' % federation['uuid']
+        registered = []
+        try:
+            for name, kubeconfig in externals:
+                registered.append(_request(self, 'POST', url + '/external_clusters', {
+                    'name': name, 'kubeconfig': kubeconfig})['uuid'])
+            updated = _request(self, 'PATCH', url, [
+                {'op': 'add', 'path': '/member_ids/-', 'value': member}
+                for member in list(parsed_args.clusters) + registered])
+        except Exception:
+            for uuid in registered:   # a refused join leaves nothing registered
+                _request(self, 'DELETE', url + '/external_clusters/' + uuid)
+            raise
+        print('Request to join %s to federation %s accepted' % (', '.join(
+            parsed_args.clusters + [name for name, _k in externals]), updated['uuid']))
 
 
 class UnjoinFederation(_Membership):
-    """Part clusters from a federation."""
+    """Part clusters from a federation (an external cluster is forgotten once parted)."""
+
+    clusters_nargs = '+'
+    clusters_help = 'Cluster (name or UUID), or an external cluster\'s name'
 
     def take_action(self, parsed_args):
         federation = _federation(self, parsed_args.federation)
         members = federation['member_ids'] or []
+        externals = None
         indexes = []
         for cluster in parsed_args.clusters:
-            uuid = cluster if cluster in members else _cluster_uuid(self, cluster)
+            uuid = cluster if cluster in members else None
+            if uuid is None:
+                externals = externals or _externals(self, federation['uuid'])
+                uuid = externals[cluster]['uuid'] if cluster in externals else \
+                    _cluster_uuid(self, cluster)
             if uuid not in members:
                 raise SystemExit('Cluster %s is not a member of federation %s.'
                                  % (cluster, federation['name']))
@@ -174,6 +223,24 @@ class UnjoinFederation(_Membership):
         _request(self, 'PATCH', '/v1/federations/%s' % federation['uuid'], patch)
         print('Request to unjoin %s from federation %s accepted'
               % (', '.join(parsed_args.clusters), federation['uuid']))
+
+
+class ListExternalClusters(command.Lister):
+    """List a federation's external clusters (never their kubeconfigs)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('federation', metavar='<federation>',
+                            help='Federation (name or UUID)')
+        return parser
+
+    def take_action(self, parsed_args):
+        federation = _federation(self, parsed_args.federation)
+        columns = ('uuid', 'name', 'server', 'member')
+        records = _request(self, 'GET', '/v1/federations/%s/external_clusters'
+                           % federation['uuid'])['external_clusters']
+        return columns, [(r['uuid'], r['name'], r['server'],
+                          r['uuid'] in (federation['member_ids'] or [])) for r in records]
 
 
 class DeleteFederation(command.Command):

@@ -1,6 +1,7 @@
 """The REST API in-process (Flask test client) on a real store, with the job executor:
 Magnum's wire format, errors, microversions, paging, JSON-patch, scoping."""
 
+import base64
 import time
 
 import pytest
@@ -470,6 +471,24 @@ def test_credential_rotation_needs_clusters_with_credentials(client):
     assert 'could not be found' in error_of(call(client, 'PATCH', '/v1/credentials/nope'), 404)
 
 
+EXTERNAL_KUBECONFIG = '''apiVersion: v1
+kind: Config
+current-context: aws
+clusters:
+- name: aws
+  cluster:
+    server: https://203.0.113.7:6443
+    certificate-authority-data: %s
+users:
+- name: aws
+  user:
+    token: abc
+contexts:
+- name: aws
+  context: {cluster: aws, user: aws}
+''' % base64.b64encode(b'-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').decode()
+
+
 def wait_federation(client, ident, timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -498,18 +517,35 @@ def test_federations(client):
     assert shown['status_reason'].startswith(
         'Host cluster host (https://host.test:6443) did not answer'), shown['status_reason']
     assert shown['properties'] == {'dns': 'cluster.local'}
+    # An external cluster (the spec's phase 4) is registered with a kubeconfig, which
+    # is never shown; a bad one is Magnum's 400, a name taken a 409.
+    ext_url = '/v1/federations/f/external_clusters'
+    kubeconfig = {'name': 'aws', 'kubeconfig': EXTERNAL_KUBECONFIG}
+    assert 'user sets' in error_of(call(client, 'POST', ext_url, dict(
+        kubeconfig, kubeconfig=EXTERNAL_KUBECONFIG.replace('token: abc', 'tokenFile: /x'))),
+        400)
+    assert 'exactly a name and a kubeconfig' in error_of(
+        call(client, 'POST', ext_url, {'name': 'aws'}), 400)
+    ext = call(client, 'POST', ext_url, kubeconfig, expect=201).json
+    assert ext == {'uuid': ext['uuid'], 'name': 'aws', 'server': 'https://203.0.113.7:6443',
+                   'federation_id': fed['uuid'], 'created_at': ext['created_at']}
+    assert 'already has' in error_of(call(client, 'POST', ext_url, kubeconfig), 409)
+    assert call(client, 'GET', ext_url).json == {'external_clusters': [ext]}
     # join: membership is recorded; a member cannot be deleted until unjoined
     call(client, 'PATCH', '/v1/federations/f', [
-        {'op': 'replace', 'path': '/member_ids', 'value': ['m1']}], expect=202)
+        {'op': 'replace', 'path': '/member_ids', 'value': ['m1', 'aws']}], expect=202)
     shown = wait_federation(client, 'f').json
     m1 = call(client, 'GET', '/v1/clusters/m1').json['uuid']
-    assert shown['member_ids'] == [m1] and shown['status'] == 'UPDATE_FAILED'
+    assert shown['member_ids'] == [m1, ext['uuid']] and shown['status'] == 'UPDATE_FAILED'
     assert 'unjoin' in error_of(call(client, 'DELETE', '/v1/clusters/m1'), 409)
+    assert 'unjoin it first' in error_of(call(client, 'DELETE', ext_url + '/aws'), 409)
     assert 'internal attribute' in error_of(call(client, 'PATCH', '/v1/federations/f', [
         {'op': 'replace', 'path': '/hostcluster_id', 'value': 'm1'}]), 400)
     call(client, 'PATCH', '/v1/federations/f', [
         {'op': 'replace', 'path': '/member_ids', 'value': []}], expect=202)
     wait_federation(client, 'f')
+    call(client, 'DELETE', ext_url + '/' + ext['uuid'], expect=204)
+    assert call(client, 'GET', ext_url).json == {'external_clusters': []}
     call(client, 'DELETE', '/v1/clusters/m1', expect=204)
     call(client, 'DELETE', '/v1/federations/f', expect=204)
     gone = wait_federation(client, 'f')

@@ -11,10 +11,12 @@ answers the credential Karmada was given. The clusters are the fixture driver's
 import base64
 import json
 import shutil
+import sqlite3
 import threading
 
 import pytest
 import requests
+import yaml
 
 from conftest import HELM, REPO, ApiServer, free_port, helm, wait_for
 from k8s_standin import StandIn
@@ -42,6 +44,19 @@ def settled(rest, name):
 
 def b64(text):
     return base64.b64decode(text).decode()
+
+
+def enc(text):
+    return base64.b64encode(text.encode()).decode()
+
+
+def write_kubeconfig(path, server, ca_pem, user):
+    path.write_text(yaml.safe_dump({
+        'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'admin@ext',
+        'clusters': [{'name': 'ext', 'cluster': {
+            'server': server, 'certificate-authority-data': enc(ca_pem)}}],
+        'users': [{'name': 'admin', 'user': user}],
+        'contexts': [{'name': 'admin@ext', 'context': {'cluster': 'ext', 'user': 'admin'}}]}))
 
 
 class PlayKarmada(threading.Thread):
@@ -99,6 +114,7 @@ def clusters(tmp_path, project):
     fixture driver's clusters host, m1, m2 and m3 pointed at stand-ins of their CAs
     (m3's at an address where nothing answers)."""
     from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+    from ansible_collections.openstack.magnum.plugins.module_utils import tls
     offline = tmp_path / 'offline'
     (offline / 'charts').mkdir(parents=True)
     helm('package', str(KARMADA_CHART), '-d', str(tmp_path))
@@ -106,7 +122,10 @@ def clusters(tmp_path, project):
     db = 'sqlite:///%s' % (tmp_path / 'fed.sqlite')
     server = ApiServer(db, project, tmp_path, workers=4, env={
         'MAGNUM_K8S_ARTIFACTS': str(offline), 'XDG_DATA_HOME': str(tmp_path / 'data'),
-        'XDG_CACHE_HOME': str(tmp_path / 'cache')}).start()
+        'XDG_CACHE_HOME': str(tmp_path / 'cache'),
+        # The stand-ins answer on the loopback, which external clusters may not be in
+        # by default: only the metadata service's network is denied here.
+        'MAGNUM_EXTERNAL_CLUSTER_DENIED_NETWORKS': '169.254.0.0/16'}).start()
     rest = Rest(server)
     rest.coe('cluster', 'template', 'create', 'tpl', '--coe', 'kubernetes', '--image',
              'debian-12', '--external-network', 'public', '--keypair', 'kp')
@@ -128,6 +147,14 @@ def clusters(tmp_path, project):
             store.update('cluster', cluster['uuid'], {
                 'api_address': url, 'master_addresses': ['127.0.0.1']})
             made[name] = cluster['uuid']
+        # A cluster that is not Magnum's: its own CA, an admin certificate of it.
+        ca_pem, ca_key = tls.create_ca('ext')
+        (tmp_path / 'ext').mkdir()
+        apis['ext'] = StandIn(ca_pem, ca_key, tmp_path / 'ext').start()
+        cert, key = tls.issue_keypair(ca_pem, ca_key, 'ext-admin', 'system:masters',
+                                      server=False)
+        write_kubeconfig(tmp_path / 'ext.kubeconfig', apis['ext'].url, ca_pem,
+                         {'client-certificate-data': enc(cert), 'client-key-data': enc(key)})
         yield rest, store, made, apis
     finally:
         server.stop()
@@ -185,15 +212,43 @@ def test_a_federation_on_karmada_from_create_to_delete(clusters, tmp_path):
         assert ('/readyz', 'system:serviceaccount:karmada-cluster:' + credential, None) in \
             m1.requests
 
-        # Join m2, and m3 whose API does not answer: m3 named in the failure, left out.
-        out = rest.coe('federation', 'join', 'fed', 'm2', 'm3')
-        assert 'Request to join m2, m3 to federation %s accepted' % fed_uuid in out, out
+        # Join m2, m3 whose API does not answer, and ext, a cluster that is not Magnum's
+        # given by a kubeconfig: m3 named in the failure and left out; ext joined with a
+        # service account of its own made through its kubeconfig, which is kept sealed.
+        out = rest.coe('federation', 'join', 'fed', 'm2', 'm3', '--external',
+                       'ext=%s' % (tmp_path / 'ext.kubeconfig'))
+        assert 'Request to join m2, m3, ext to federation %s accepted' % fed_uuid in out, out
         shown = settled(rest, 'fed')
         assert shown['status'] == 'UPDATE_FAILED', shown
         assert 'Not joined to federation fed: m3 (%s)' % uuids['m3'] in shown['status_reason'], \
             shown['status_reason']
-        assert shown['members'] == [uuids['m1'], uuids['m2']]
-        assert sorted(karmada.api.find('Cluster')) == ['m1', 'm2']
+        [ext] = json.loads(rest.coe('federation', 'external', 'list', 'fed', '-f', 'json'))
+        assert ext == {'uuid': ext['uuid'], 'name': 'ext', 'server': apis['ext'].url,
+                       'member': True}
+        assert shown['members'] == [uuids['m1'], uuids['m2'], ext['uuid']]
+        assert sorted(karmada.api.find('Cluster')) == ['ext', 'm1', 'm2']
+        assert karmada.api.find('Cluster')['ext']['spec']['apiEndpoint'] == apis['ext'].url
+        assert credential in apis['ext'].find('ServiceAccount', 'karmada-cluster')
+        assert ('/readyz', 'system:serviceaccount:karmada-cluster:' + credential, None) in \
+            apis['ext'].requests
+        with sqlite3.connect(str(tmp_path / 'fed.sqlite')) as db:
+            [(sealed,)] = db.execute('SELECT kubeconfig FROM external_clusters').fetchall()
+        assert sealed.startswith('fernet:'), sealed[:20]
+        # A kubeconfig that would run a program on the controller, or whose server is in
+        # a denied network, is refused (400) and nothing of it is kept.
+        write_kubeconfig(tmp_path / 'exec.kubeconfig', apis['ext'].url, 'x', {'exec': {
+            'apiVersion': 'client.authentication.k8s.io/v1', 'command': 'touch',
+            'args': [str(tmp_path / 'ran')]}})
+        write_kubeconfig(tmp_path / 'metadata.kubeconfig', 'https://169.254.169.254',
+                         store.certificate(uuids['m1'])['cert_pem'], {'token': 'x'})
+        for bad, says in (('exec', "The kubeconfig's user sets 'exec'"),
+                          ('metadata', 'in a network external clusters may not be in')):
+            refused = rest.coe('federation', 'join', 'fed', '--external', '%s=%s' % (
+                bad, tmp_path / ('%s.kubeconfig' % bad)), check=False)
+            assert refused.returncode != 0 and says in refused.stderr, refused.stderr
+        assert len(json.loads(rest.coe('federation', 'external', 'list', 'fed',
+                                       '-f', 'json'))) == 1
+        assert not (tmp_path / 'ran').exists()
         refused = rest.coe('federation', 'join', 'fed', 'nope', check=False)
         assert refused.returncode != 0 and 'Cluster nope could not be found' in refused.stderr
         # A member is not deleted under its federation, nor the host.
@@ -213,14 +268,17 @@ def test_a_federation_on_karmada_from_create_to_delete(clusters, tmp_path):
         assert args == ['--cluster-domain=example.internal']
         assert 'sh.helm.release.v1.karmada.v2' in host.find('Secret', 'karmada-system')
 
-        # Unjoin m1: gone from Karmada, its credential gone from it.
-        rest.coe('federation', 'unjoin', 'fed', 'm1')
+        # Unjoin m1 and ext: gone from Karmada, their credentials gone from them, ext's
+        # kubeconfig forgotten.
+        rest.coe('federation', 'unjoin', 'fed', 'm1', 'ext')
         shown = settled(rest, 'fed')
         assert shown['status'] == 'UPDATE_COMPLETE' and shown['members'] == [uuids['m2']]
         assert sorted(karmada.api.find('Cluster')) == ['m2']
-        for kind in ('ServiceAccount', 'Secret', 'ClusterRole', 'ClusterRoleBinding'):
-            assert credential not in m1.find(kind), kind
-        assert 'karmada-cluster' not in m1.find('Namespace')
+        for member in (apis['m1'], apis['ext']):
+            for kind in ('ServiceAccount', 'Secret', 'ClusterRole', 'ClusterRoleBinding'):
+                assert credential not in member.find(kind), kind
+            assert 'karmada-cluster' not in member.find('Namespace')
+        assert json.loads(rest.coe('federation', 'external', 'list', 'fed', '-f', 'json')) == []
         refused = rest.coe('federation', 'unjoin', 'fed', 'm1', check=False)
         assert refused.returncode != 0 and \
             'Cluster m1 is not a member of federation fed' in refused.stderr

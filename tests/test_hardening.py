@@ -451,6 +451,9 @@ POLICY_MATRIX = [
     ('PATCH', '/v1/federations/f1', [{'op': 'add', 'path': '/properties/k', 'value': 'v'}],
      WRITE),
     ('DELETE', '/v1/federations/f1', None, WRITE),
+    ('GET', '/v1/federations/f1/external_clusters', None, READ),
+    ('POST', '/v1/federations/f1/external_clusters', {'name': 'x'}, WRITE),  # 400 once allowed
+    ('DELETE', '/v1/federations/f1/external_clusters/nope', None, WRITE),
     ('GET', '/v1/stats', None, READ),
     ('GET', '/v1/quotas/p1/Cluster', None, READ),
     ('GET', '/v1/quotas', None, ADMIN_ONLY),

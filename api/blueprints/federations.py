@@ -87,3 +87,36 @@ def delete(ident):
             store, store.get('federation', current['uuid'], by_name=False), 'delete')
         _submit('federation_delete', federation)
     return '', 204
+
+
+# The federation spec's phase 4: clusters that are not Magnum's, given as a kubeconfig
+# (kept sealed, never shown), joined and unjoined through member_ids like the others.
+def _external_view(record):
+    return dict((k, record[k]) for k in ('uuid', 'name', 'server', 'federation_id',
+                                         'created_at'))
+
+
+@bp.get('/<ident>/external_clusters')
+def list_external_clusters(ident):
+    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    policy.authorize_on('federation:get', federation)
+    return jsonify({'external_clusters': [
+        _external_view(r) for r in ctx.store().external_clusters(federation['uuid'])]})
+
+
+@bp.post('/<ident>/external_clusters')
+def add_external_cluster(ident):
+    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    policy.authorize_on('federation:update', federation)
+    record = lifecycle.add_external_cluster(ctx.store(), federation, ctx.body())
+    resp = jsonify(_external_view(record))
+    resp.status_code = 201
+    return resp
+
+
+@bp.delete('/<ident>/external_clusters/<external>')
+def remove_external_cluster(ident, external):
+    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    policy.authorize_on('federation:update', federation)
+    lifecycle.remove_external_cluster(ctx.store(), federation, external)
+    return '', 204

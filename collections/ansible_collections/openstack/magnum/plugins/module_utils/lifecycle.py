@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    drivers, fields, images, model, states, tls)
+    drivers, external_clusters, fields, images, model, states, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound)
 
@@ -442,8 +442,12 @@ def update_federation(store, current, patched, scope, authorize=None):
             values[key] = fields.coerce(fields.FEDERATION, key, patched[key])
     if 'member_ids' in values:
         members = []
+        externals = external_clusters.by_ident(store.external_clusters(current['uuid']))
         for ident in values['member_ids']:
-            if ident not in current['member_ids']:
+            external = externals.get(ident)
+            if external is not None:
+                ident = external['uuid']   # registered with the federation: joined as given
+            elif ident not in current['member_ids']:
                 uuid = get_cluster(store, ident, scope)['uuid']
                 if uuid not in current['member_ids']:
                     ident = _federation_cluster(store, uuid, scope, authorize)['uuid']
@@ -456,6 +460,39 @@ def update_federation(store, current, patched, scope, authorize=None):
                 except NotFound:
                     pass  # a member gone meanwhile: nothing of it to guard
     return start_federation_operation(store, current, 'update', values)
+
+
+def federation_member(store, federation, ident, scope=None):
+    """A member of ``federation`` (or one to be): one of its external clusters (uuid or
+    name) as a member cluster, else a cluster."""
+    external = store.external_cluster(federation['uuid'], ident, missing_ok=True)
+    if external is not None:
+        return external_clusters.as_member(external)
+    return get_cluster(store, ident, scope)
+
+
+def add_external_cluster(store, federation, data):
+    """Register an external member with ``federation`` (a name and a kubeconfig, kept
+    sealed): it is joined by adding it to member_ids."""
+    if not isinstance(data, dict) or sorted(data) != ['kubeconfig', 'name']:
+        raise Invalid("An external cluster is given as exactly a name and a kubeconfig.")
+    name = external_clusters.check_name(data['name'])
+    config = external_clusters.parse(data['kubeconfig'])
+    if federation['status'] == 'DELETE_IN_PROGRESS':
+        raise Conflict("Federation %s is being deleted." % federation['name'])
+    return store.add_external_cluster(federation['uuid'], name, external_clusters.server(
+        config), external_clusters.dumps(config))
+
+
+def remove_external_cluster(store, federation, ident):
+    """Forget an external cluster that is not a member (unjoin it first)."""
+    external = store.external_cluster(federation['uuid'], ident)
+    with store.write(lock=federation_lock(federation)) as conn:
+        current = store.get('federation', federation['uuid'], conn=conn, by_name=False)
+        if external['uuid'] in (current['member_ids'] or []):
+            raise Conflict("External cluster %s is a member of federation %s: unjoin it "
+                           "first." % (external['name'], current['name']))
+        store.forget_external_clusters(current['uuid'], [external['uuid']], conn=conn)
 
 
 # ------------------------------------------------- operation start and end

@@ -21,6 +21,7 @@ import os
 import random
 import threading
 import time
+import uuid as uuid_mod
 import zlib
 
 try:
@@ -148,6 +149,17 @@ def _metadata():
              sa.Column('user_id', sa.String(64)), sa.Column('project_id', sa.String(64)),
              sa.Column('retired', sa.Boolean, default=False),
              sa.Column('created_at', sa.Text))
+    # A federation's external members (module_utils.external_clusters): what reaches
+    # each, its kubeconfig, sealed.
+    sa.Table('external_clusters', meta,
+             sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
+             sa.Column('uuid', sa.String(36), nullable=False, unique=True),
+             sa.Column('federation_id', sa.String(36), nullable=False, index=True),
+             sa.Column('name', sa.String(63), nullable=False),
+             sa.Column('server', sa.Text, nullable=False),
+             sa.Column('kubeconfig', sa.Text, nullable=False),
+             sa.Column('created_at', sa.Text),
+             sa.UniqueConstraint('federation_id', 'name'))
     sa.Table('jobs', meta,
              sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
              sa.Column('uuid', sa.String(36), nullable=False, unique=True),
@@ -224,6 +236,7 @@ MIGRATIONS = (
     (2, 'credentials of clusters', _create_missing_tables),
     (3, 'row versions for compare-and-set updates', _add_row_versions),
     (4, 'indexes for lookups by project, name, cluster and template', _create_indexes),
+    (5, "external members of federations", _create_missing_tables),
 )
 # How often Store.modify reads again after a concurrent writer got in first.
 MODIFY_ATTEMPTS = 60
@@ -778,9 +791,65 @@ class Store(object):
         with self.write() as conn:
             conn.execute(table.delete().where(table.c.credential_id == credential_id))
 
+    # --------------------------------------------- federations' external members
+    EXTERNAL_FIELDS = ('uuid', 'federation_id', 'name', 'server', 'created_at')
+
+    def add_external_cluster(self, federation_uuid, name, server, kubeconfig):
+        """Record an external member (its kubeconfig sealed); Conflict when the
+        federation has one of that name."""
+        table = self.t['external_clusters']
+        record = {'uuid': str(uuid_mod.uuid4()), 'federation_id': federation_uuid,
+                  'name': name, 'server': server, 'created_at': utcnow()}
+        with self.write(lock='federation-%s' % federation_uuid) as conn:
+            if conn.execute(sa.select(table.c.id).where(
+                    table.c.federation_id == federation_uuid,
+                    table.c.name == name)).first() is not None:
+                raise Conflict("Federation %s already has an external cluster named %s."
+                               % (federation_uuid, name))
+            conn.execute(table.insert().values(
+                kubeconfig=self.secrets.seal(kubeconfig), **record))
+        return record
+
+    def external_clusters(self, federation_uuid, kubeconfig=False):
+        """A federation's external members, oldest first (their kubeconfigs with
+        ``kubeconfig``)."""
+        table = self.t['external_clusters']
+        columns = [table.c[n] for n in self.EXTERNAL_FIELDS]
+        if kubeconfig:
+            columns.append(table.c.kubeconfig)
+        with self.read() as conn:
+            rows = conn.execute(sa.select(*columns).where(
+                table.c.federation_id == federation_uuid).order_by(table.c.id)).all()
+        if kubeconfig:
+            return [self._unsealed(row, 'kubeconfig') for row in rows]
+        return [dict(row._mapping) for row in rows]
+
+    def external_cluster(self, federation_uuid, ident, kubeconfig=False, missing_ok=False):
+        """One of them, by uuid or name."""
+        for record in self.external_clusters(federation_uuid, kubeconfig):
+            if ident in (record['uuid'], record['name']):
+                return record
+        if missing_ok:
+            return None
+        raise NotFound("External cluster %s of federation %s could not be found."
+                       % (ident, federation_uuid))
+
+    def forget_external_clusters(self, federation_uuid, uuids=None, conn=None):
+        """Remove a federation's external members (those of ``uuids``, else all)."""
+        table = self.t['external_clusters']
+        stmt = table.delete().where(table.c.federation_id == federation_uuid)
+        if uuids is not None:
+            stmt = stmt.where(table.c.uuid.in_(list(uuids)))
+        if conn is not None:
+            conn.execute(stmt)
+            return
+        with self.write() as c:
+            c.execute(stmt)
+
     # ------------------------------------------------------------- secrets
     # Where each secret lives: table -> its sealed column.
-    SEALED = {'certificates': 'key_pem', 'credentials': 'secret'}
+    SEALED = {'certificates': 'key_pem', 'credentials': 'secret',
+              'external_clusters': 'kubeconfig'}
 
     def _unsealed(self, row, column):
         record = dict(row._mapping)

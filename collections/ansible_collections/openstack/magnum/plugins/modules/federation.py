@@ -97,8 +97,10 @@ class FederationModule(MagnumModule):
                 self.exit_json(changed=False)
             if not self.check_mode:
                 self.store.delete('federation', current['uuid'])
-                # Its credentials (its Karmada control plane's CAs) go with it.
+                # Its credentials (its Karmada control plane's CAs, its external
+                # clusters' kubeconfigs) go with it.
                 self.store.delete_certificates(current['uuid'])
+                self.store.forget_external_clusters(current['uuid'])
             self.exit_json(changed=True)
         if current is None:
             if self.check_mode:
@@ -112,8 +114,8 @@ class FederationModule(MagnumModule):
             changed = False
         values = {}
         if p['member_ids'] is not None:
-            members = [lifecycle.get_cluster(self.store, m, self.scope)['uuid']
-                       for m in p['member_ids']]
+            members = [lifecycle.federation_member(self.store, current, m, self.scope)[
+                'uuid'] for m in p['member_ids']]
             if members != current['member_ids']:
                 values['member_ids'] = members
         if p['properties'] is not None and p['properties'] != current['properties']:

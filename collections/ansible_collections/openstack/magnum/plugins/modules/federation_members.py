@@ -30,7 +30,12 @@ options:
     type: str
     required: true
   members:
-    description: Member clusters (UUIDs or names); the federation's C(member_ids) when not given.
+    description:
+      - Member clusters (UUIDs or names) and external clusters registered with the
+        federation (UUIDs or names); the federation's C(member_ids) when not given.
+      - An external cluster is reached through the kubeconfig it was registered with
+        (the API's C(/v1/federations/{id}/external_clusters)); it is forgotten once
+        unjoined.
     type: list
     elements: str
   timeout:
@@ -92,7 +97,7 @@ import time
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    karmada, karmada_store, kube_access, lifecycle)
+    external_clusters, karmada, karmada_store, kube_access, lifecycle)
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Invalid, NotFound)
@@ -119,7 +124,8 @@ class FederationMembersModule(MagnumModule):
         wanted = self.params['members']
         if wanted is None:
             wanted = self.federation['member_ids'] or []
-        wanted = [lifecycle.get_cluster(self.store, m, self.scope)['uuid'] for m in wanted]
+        wanted = [lifecycle.federation_member(self.store, self.federation, m, self.scope)[
+            'uuid'] for m in wanted]
         self.deadline = time.time() + self.params['timeout']
         self.warnings = []
         host = self.store.get('cluster', self.federation['hostcluster_id'], by_name=False)
@@ -201,10 +207,25 @@ class FederationMembersModule(MagnumModule):
                         karmada.LABEL_FEDERATION, self.federation['uuid'])))
 
     def member(self, uuid):
+        """A member cluster, or an external cluster as one (None once it is gone)."""
         try:
             return self.store.get('cluster', uuid, by_name=False)
         except NotFound:
-            return None
+            external = self.store.external_cluster(self.federation['uuid'], uuid,
+                                                   missing_ok=True)
+            return external_clusters.as_member(external) if external else None
+
+    def member_access(self, cluster):
+        """A client of the member's API: an admin certificate of a Magnum cluster's CA
+        issued for the occasion; an external cluster's own kubeconfig."""
+        if cluster.get('external'):
+            config = external_clusters.loads(self.store.external_cluster(
+                self.federation['uuid'], cluster['uuid'], kubeconfig=True)['kubeconfig'])
+            external_clusters.check_server(external_clusters.server(config), resolve=True)
+        else:
+            config = kube_access.cluster_admin(self.store, cluster)
+        kube_access.reachable(config)
+        return config, kube_access.client(config)
 
     def cluster_name(self, uuid):
         cluster = self.member(uuid)
@@ -214,9 +235,7 @@ class FederationMembersModule(MagnumModule):
         cluster = self.member(uuid)
         if cluster is None:
             raise NotFound('the cluster no longer exists')
-        member_config = kube_access.cluster_admin(self.store, cluster)
-        kube_access.reachable(member_config)
-        member = kube_access.client(member_config)
+        member_config, member = self.member_access(cluster)
         objects = karmada.member_objects(self.federation['uuid'], cluster)
         for obj in objects:
             kube_access.apply(member, obj)
@@ -273,6 +292,8 @@ class FederationMembersModule(MagnumModule):
         kube_access.delete(api, {'apiVersion': 'v1', 'kind': 'Secret', 'metadata': {
             'name': name, 'namespace': karmada.MEMBER_NAMESPACE}})
         self.remove_credential(uuid)
+        # An external cluster's kubeconfig is kept no longer than it is a member.
+        self.store.forget_external_clusters(self.federation['uuid'], [uuid])
 
     def remove_credential(self, uuid):
         """Karmada's credential removed from the member (a warning when the member does
@@ -291,9 +312,7 @@ class FederationMembersModule(MagnumModule):
                     kube_access.error_text(exc)))
 
     def remove_from(self, cluster):
-        member_config = kube_access.cluster_admin(self.store, cluster)
-        kube_access.reachable(member_config)
-        member = kube_access.client(member_config)
+        member = self.member_access(cluster)[1]
         for obj in reversed(karmada.member_objects(self.federation['uuid'], cluster)[1:]):
             kube_access.delete(member, obj)
         # The namespace goes with the last credential in it (a service account other
