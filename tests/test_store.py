@@ -351,13 +351,18 @@ def test_secrets_are_sealed_at_rest_and_resealed_after_a_key_change(db_url, tmp_
                                        SCOPE)
     lifecycle.ensure_ca(plain, cluster)
     plain.save_credential(cluster['uuid'], 'cred-1', 'app-cred-secret')
+    plain.add_external_cluster('fed-1', 'ext', 'https://203.0.113.7', '{"token": "ext-secret"}')
     assert any('PRIVATE KEY' in v for v in raw_secrets(plain))
     # a key file is set: what was stored is still read, and a reseal seals it
     old, new = secrets.new_key(), secrets.new_key()
     sealed = opened(old)
     assert sealed.credential(cluster['uuid'])['secret'] == 'app-cred-secret'
-    assert sealed.reseal_secrets() == {'certificates': 1, 'credentials': 1}
-    assert sealed.reseal_secrets() == {'certificates': 0, 'credentials': 0}
+    assert sealed.reseal_secrets() == {'certificates': 1, 'credentials': 1,
+                                       'external_clusters': 1}
+    assert sealed.reseal_secrets() == {'certificates': 0, 'credentials': 0,
+                                       'external_clusters': 0}
+    assert sealed.external_cluster('fed-1', 'ext', kubeconfig=True)['kubeconfig'] == \
+        '{"token": "ext-secret"}'
     # new secrets are sealed as they are written, and every use reads them
     lifecycle.ensure_ca(sealed, cluster, rotate=True)
     sealed.save_credential(cluster['uuid'], 'cred-2', 'second-secret')
@@ -370,7 +375,8 @@ def test_secrets_are_sealed_at_rest_and_resealed_after_a_key_change(db_url, tmp_
     assert 'secret' not in sealed.retired_credentials()[0]
     # a key rotation: the new key first, reseal, then the old key can go
     rotating = opened(new, old)
-    assert rotating.reseal_secrets() == {'certificates': 1, 'credentials': 2}
+    assert rotating.reseal_secrets() == {'certificates': 1, 'credentials': 2,
+                                         'external_clusters': 1}
     assert opened(new).certificate(cluster['uuid'])['key_pem'] == ca['key_pem']
     for wrong in (opened(old), store_mod.Store(db_url, secrets=secrets.Secrets())):
         with pytest.raises(secrets.SecretsUnavailable):
@@ -395,7 +401,8 @@ def test_the_command_line_makes_keys_reseals_and_refuses_an_unusable_key_file(
     lifecycle.ensure_ca(store, cluster)
     resealed = cli('--reseal-secrets', '--db', sqlite_url, '--secret-key-file', str(keys))
     assert resealed.returncode == 0, resealed.stderr
-    assert resealed.stdout.strip() == 'resealed: 1 certificates, 0 credentials'
+    assert resealed.stdout.strip() == \
+        'resealed: 1 certificates, 0 credentials, 0 external_clusters'
     assert all(secrets.is_sealed(v) for v in raw_secrets(store))
     refused = cli('--reseal-secrets', '--db', sqlite_url)
     assert refused.returncode == 1 and 'needs --secret-key-file' in refused.stderr
