@@ -70,3 +70,30 @@ def test_the_entry_playbooks_run_from_the_collection_alone(tmp_path):
         assert str(installed) in check.stdout
         wrapper = yaml.safe_load((REPO / 'playbooks' / (name + '.yml')).read_text())
         assert wrapper[0]['ansible.builtin.import_playbook'] == 'openstack.magnum.' + name
+
+
+CHANGELOG_TOOL = shutil.which('antsibull-changelog', path=str(Path(sys.executable).parent))
+
+
+@pytest.mark.skipif(not CHANGELOG_TOOL, reason='no antsibull-changelog (pip install -e .[test])')
+def test_the_changelog_is_kept_as_ansible_collections_keep_it(tmp_path):
+    """changelogs/: fragments and changelog.yaml valid for antsibull-changelog, and
+    CHANGELOG.rst exactly what it generates from them (nobody edits it by hand)."""
+    copy = tmp_path / 'ansible_collections' / 'openstack' / 'magnum'
+    copy.mkdir(parents=True)
+    for name in ('galaxy.yml', 'CHANGELOG.rst'):
+        shutil.copy(COLLECTION / name, copy / name)
+    shutil.copytree(COLLECTION / 'changelogs', copy / 'changelogs')
+
+    def tool(*args):
+        run = subprocess.run([CHANGELOG_TOOL] + list(args), cwd=str(copy), capture_output=True,
+                             text=True, timeout=300)
+        assert run.returncode == 0, run.stdout + run.stderr
+        return run.stdout + run.stderr
+    assert tool('lint') == ''
+    assert tool('lint-changelog-yaml', 'changelogs/changelog.yaml') == ''
+    tool('generate')
+    assert (copy / 'CHANGELOG.rst').read_text() == (COLLECTION / 'CHANGELOG.rst').read_text()
+    released = yaml.safe_load((COLLECTION / 'changelogs' / 'changelog.yaml').read_text())
+    galaxy = yaml.safe_load((COLLECTION / 'galaxy.yml').read_text())
+    assert galaxy['version'] in released['releases']
