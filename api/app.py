@@ -1,6 +1,8 @@
 """Application factory: settings, store, executor, hooks, one blueprint per resource."""
 
+import json
 import logging
+import urllib.parse
 
 from flask import Flask, current_app, g, request
 
@@ -40,9 +42,7 @@ def create_app(settings=None):
                                          in request.args.items(multi=True)):
             raise errors_mod.Invalid("Invalid request: the URL holds a NUL character.")
         if request.path.startswith('/v1'):
-            refused = microversion.negotiate()
-            if refused is not None:
-                return refused
+            microversion.negotiate()
         else:
             g.version = microversion.MIN_VERSION
         context.load()
@@ -115,23 +115,42 @@ def caller_connection():
     return g.caller_connection
 
 
-def json_document():
-    """The request's JSON document of any kind (a JSON patch is checked by jsonpatch), or
-    Magnum's 400 when it is not JSON, nests deeper than any Magnum body, or holds text
-    that is not Unicode (a lone surrogate, which no store can keep)."""
+def json_document(argument=None):
+    """The request's JSON document of any kind, read as Magnum (wsme) reads a body: a
+    JSON content type (415 for another; form arguments are unknown arguments), a body
+    at all (``argument`` is its name in Magnum's controller), valid JSON, nested no
+    deeper than any Magnum body and holding only Unicode text (no lone surrogate)."""
+    mimetype = request.mimetype or ''
+    raw = request.get_data(cache=True)
+    if mimetype in ('', 'application/x-www-form-urlencoded'):
+        form = urllib.parse.parse_qsl(raw.decode('utf-8', 'replace'), keep_blank_values=True)
+        if form:
+            raise errors_mod.Invalid('Unknown argument: "%s"' % form[0][0])
+    elif mimetype != 'application/json' and not mimetype.endswith('+json'):
+        raise errors_mod.MagnumError('Unknown mimetype: %s' % mimetype, code=415)
+    if not raw.strip():
+        raise errors_mod.Invalid('Missing argument: "%s"' % argument if argument else
+                                 "Invalid request body: a JSON document is expected.")
     try:
-        data = request.get_json(silent=True)
-    except RecursionError:
-        data = None
-    if data is None:
-        raise errors_mod.Invalid("Invalid request body: a JSON document is expected.")
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise errors_mod.Invalid("Request is not in valid JSON format")
     limits.check_document(data)
     return data
 
 
-def body():
+def json_patch(internal=()):
+    """The request's JSON patch, checked as Magnum checks it before it looks the record
+    up (Magnum's 400 naming what is wrong)."""
+    from api import jsonpatch
+    patch = json_document()
+    jsonpatch.validate(patch, internal)
+    return patch
+
+
+def body(argument=None):
     """The JSON object of a create or an action, or Magnum's 400."""
-    data = json_document()
+    data = json_document(argument)
     if not isinstance(data, dict):
         raise errors_mod.Invalid("Invalid request body: a JSON object is expected, not %s."
                                  % _JSON_KINDS.get(type(data), 'that'))

@@ -2,7 +2,7 @@
 
 import logging
 
-from flask import jsonify
+from flask import g, jsonify
 from werkzeug.exceptions import HTTPException
 
 from api.core import errors
@@ -26,6 +26,13 @@ def respond(status, detail):
     return resp
 
 
+def bare(status):
+    """The body pecan's own aborts get from Magnum's error middleware: no words at all
+    (an unknown path, a method the path has not, a version header it cannot read)."""
+    return {'errors': [{'request_id': '', 'code': '', 'status': status, 'title': '',
+                        'detail': '', 'links': []}]}
+
+
 def register(app):
     @app.errorhandler(errors.MagnumError)
     def magnum_error(exc):
@@ -33,12 +40,19 @@ def register(app):
 
     @app.errorhandler(NotAcceptable)
     def not_acceptable(exc):
-        resp = jsonify(exc.body or body(406, 'Not Acceptable.'))
+        resp = jsonify(exc.body or bare(406))
         resp.status_code = 406
         return resp
 
     @app.errorhandler(HTTPException)
     def http_error(exc):
+        if exc.code in (404, 405):   # routing's: Magnum (pecan) answers these bare
+            g.version_headers = False
+            resp = jsonify(bare(exc.code))
+            resp.status_code = exc.code
+            if exc.code == 405 and getattr(exc, 'valid_methods', None):
+                resp.headers['Allow'] = ', '.join(sorted(exc.valid_methods))
+            return resp
         return respond(exc.code, exc.description or exc.name)
 
     @app.errorhandler(Exception)

@@ -10,25 +10,34 @@ INTERNAL = ('/uuid', '/id', '/links', '/created_at', '/updated_at', '/project_id
             '/user_id')
 
 
+def _wrong(field, value, why):
+    return errors.PatchError("Invalid input for field/attribute %s. Value: '%s'. %s"
+                             % (field, value, why))
+
+
 def validate(patch, internal=()):
-    if not isinstance(patch, list) or not patch:
-        raise errors.PatchError("Invalid patch: expected a non-empty list of operations.")
+    """Magnum's checks of a JSON patch, made before the record is looked up: a list
+    (wsme), each operation's path and op (JsonPatchType), then internal attributes and
+    values (JsonPatchType.validate). An empty list changes nothing."""
+    if not isinstance(patch, list):
+        raise _wrong('patch', patch, 'Value not a valid list: %s' % (patch,))
     for op in patch:
         if not isinstance(op, dict):
-            raise errors.PatchError("Invalid patch operation %r." % (op,))
-        if op.get('op') not in ('add', 'replace', 'remove'):
-            raise errors.PatchError("Invalid input for field/attribute op. Value: %r. "
-                                    "Value should be one of: add, replace, remove"
-                                    % op.get('op'))
+            raise errors.PatchError("Invalid patch operation: %s is not an object." % (op,))
         path = op.get('path')
-        if not isinstance(path, str) or not PATH_RE.match(path):
-            raise errors.PatchError("Invalid input for field/attribute path. Value: %r. "
-                                    "Invalid path" % (path,))
-        if path in INTERNAL + tuple(internal):
+        if path is not None and not (isinstance(path, str) and PATH_RE.match(path)):
+            raise _wrong('path', path, 'Value should match the pattern %s' % PATH_RE.pattern)
+        if op.get('op') is not None and op['op'] not in ('add', 'replace', 'remove'):
+            raise _wrong('op', op['op'], 'Value should be one of: add, replace, remove')
+        for field in ('path', 'op'):
+            if op.get(field) is None:
+                raise _wrong(field, None, 'Mandatory field missing.')
+    for op in patch:
+        if op['path'] in INTERNAL + tuple(internal):
             raise errors.PatchError("'%s' is an internal attribute and can not be updated"
-                                    % path)
-        if op['op'] in ('add', 'replace') and 'value' not in op:
-            raise errors.PatchError("'add' and 'replace' operations need a value")
+                                    % op['path'])
+        if op['op'] != 'remove' and op.get('value') is None:
+            raise errors.PatchError("'add' and 'replace' operations needs value")
 
 
 def apply(doc, patch, internal=(), defaults=None):

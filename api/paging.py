@@ -1,26 +1,44 @@
 """limit / marker / sort_key / sort_dir and the ``next`` link (Magnum's collection)."""
 
+import uuid
+
 from flask import current_app, request
 
 from api.core import errors
 
 
-def params(default_sort_key='id'):
+def _uuid_like(text):
+    """oslo's is_uuid_like, which Magnum's marker type takes: any spelling of a UUID."""
+    cleaned = text.lower().replace('urn:', '').replace('uuid:', '').strip('{}').replace(
+        '-', '')
+    try:
+        return uuid.UUID(text).hex == cleaned
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
+def params(default_sort_key='id', uuid_marker=True):
     max_limit = current_app.config['SETTINGS'].max_limit
     limit = request.args.get('limit')
     if limit is not None:
         try:
             limit = int(limit)
         except ValueError:
-            raise errors.Invalid("Invalid input for field/attribute limit. Value: %r. "
-                                 "unable to convert to int" % limit)
+            raise errors.Invalid("Invalid input for field/attribute limit. Value: '%s'. "
+                                 "unable to convert to int. Error: invalid literal for int() "
+                                 "with base 10: %r" % (limit, limit))
         if limit <= 0:
             raise errors.Invalid("Limit must be positive")
         limit = min(limit, max_limit)
     else:
         limit = max_limit
     sort_dir = request.args.get('sort_dir', 'asc')  # the store checks it
-    return {'limit': limit, 'marker': request.args.get('marker'),
+    marker = request.args.get('marker')
+    if marker and uuid_marker and not _uuid_like(marker):
+        raise errors.Invalid("Invalid input for field/attribute marker. Value: '%s'. unable "
+                             "to convert to uuid. Error: Expected a uuid but received %s."
+                             % (marker, marker))
+    return {'limit': limit, 'marker': marker,
             'sort_key': request.args.get('sort_key', default_sort_key), 'sort_dir': sort_dir}
 
 

@@ -14,7 +14,7 @@ CREATES = ['/v1/clustertemplates', '/v1/clusters', '/v1/clusters/c1/nodegroups',
 
 BAD_VALUES = [
     ('/v1/clusters', {'name': 'c2', 'cluster_template_id': [1]},
-     "cluster_template_id. Value: [1]. Wrong type"),
+     "cluster_template_id. Value: '[1]'. Wrong type"),
     ('/v1/certificates', {'cluster_uuid': {'a': 1}, 'csr': 'x'}, 'identifier {"a": 1}'),
     ('/v1/clusters/c1/actions/resize', {'node_count': 1, 'nodegroup': [1]}, 'identifier'),
     ('/v1/clusters/c1/actions/resize', {'node_count': 1, 'nodegroup': 2 ** 40},

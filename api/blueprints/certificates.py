@@ -3,10 +3,12 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import microversion, policy, views
+from api.blueprints import collection_needs_ident
+from api import policy, views
 from api.core import errors, lifecycle
 
 bp = Blueprint('certificates', __name__, url_prefix='/v1/certificates')
+collection_needs_ident(bp, 'cluster_ident', methods=('PATCH',))
 
 
 def _links(cluster_uuid):
@@ -37,7 +39,7 @@ def show(ident):
 @bp.post('')
 @bp.post('/')
 def sign():
-    data = ctx.body()
+    data = ctx.body('certificate')
     for field in ('cluster_uuid', 'csr'):
         if not data.get(field):
             raise errors.Invalid("Invalid input for field/attribute %s. Value: None. "
@@ -57,7 +59,6 @@ def sign():
 
 @bp.patch('/<ident>')
 def rotate(ident):
-    microversion.require((1, 5), 'Rotating the CA')
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     policy.authorize_on('certificate:rotate_ca', cluster)

@@ -3,10 +3,12 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
+from api.blueprints import collection_needs_ident
 from api import credentials, jsonpatch, microversion, paging, policy, views
 from api.core import errors, fields, jobs, labels, lifecycle
 
 bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
+collection_needs_ident(bp, 'cluster_ident')
 
 INTERNAL = ('/stack_id', '/cluster_id', '/status', '/status_reason', '/api_address',
             '/node_addresses', '/master_addresses', '/coe_version', '/container_version',
@@ -23,7 +25,8 @@ def accepted(uuid):
 
 def _check_node_count(count):
     if count == 0 and g.version < (1, 10):
-        raise errors.Invalid("node_count 0 needs microversion 1.10 or later.")
+        raise errors.Invalid("Resizing a nodegroup to zero is not supported in the "
+                             "provided microversion.")
 
 
 def _list(expand):
@@ -56,12 +59,16 @@ def show(ident):
 @bp.post('')
 @bp.post('/')
 def create():
-    policy.authorize('cluster:create')
-    data = ctx.body()
-    if 'node_count' in data:
-        _check_node_count(fields.coerce(fields.CLUSTER, 'node_count', data['node_count']))
+    data = ctx.body('cluster')
+
+    def allowed(given):
+        """Magnum's order: the body, its template, then the version's and the policy's."""
+        if 'node_count' in given:
+            _check_node_count(given['node_count'])
+        policy.authorize('cluster:create')
     store = ctx.store()
-    cluster = lifecycle.record_cluster(store, data, g.scope, ctx.core_settings())
+    cluster = lifecycle.record_cluster(store, data, g.scope, ctx.core_settings(),
+                                       allowed=allowed)
     if credentials.enabled(ctx.settings()):
         try:
             credentials.issue(ctx.settings(), store, request.headers.get('X-Auth-Token'),
@@ -80,9 +87,9 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
+    patch = ctx.json_patch(INTERNAL)
     store = ctx.store()
     current = lifecycle.get_cluster(store, ident, g.scope)
-    patch = ctx.json_document()
     health_only = isinstance(patch, list) and patch and all(
         isinstance(op, dict) and op.get('path') in HEALTH_PATHS for op in patch)
     policy.authorize_on('cluster:update_health_status' if health_only else 'cluster:update',
@@ -125,11 +132,11 @@ def delete(ident):
 
 @bp.post('/<ident>/actions/resize')
 def resize(ident):
-    microversion.require((1, 7), 'Resizing a cluster')
+    microversion.require((1, 7))
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     policy.authorize_on('cluster:resize', cluster)
-    data = ctx.body()
+    data = ctx.body('cluster_resize_req')
     unknown = set(data) - {'node_count', 'nodes_to_remove', 'nodegroup'}
     if unknown:
         raise errors.Invalid("Unknown attribute for argument cluster: %s"
@@ -149,12 +156,14 @@ def resize(ident):
 
 @bp.post('/<ident>/actions/upgrade')
 def upgrade(ident):
+    microversion.require((1, 7))
     if g.version < (1, 8):
-        raise errors.NotSupported("Upgrading a cluster needs microversion 1.8 or later.")
+        raise errors.NotSupported("Cluster upgrade is not supported in the provided "
+                                  "microversion.")
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     policy.authorize_on('cluster:upgrade', cluster)
-    data = ctx.body()
+    data = ctx.body('cluster_upgrade_req')
     if not data.get('cluster_template'):
         raise errors.Invalid("Invalid input for field/attribute cluster_template. "
                              "Value: None. Mandatory field missing.")

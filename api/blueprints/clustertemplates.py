@@ -3,10 +3,12 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
+from api.blueprints import collection_needs_ident
 from api import jsonpatch, paging, policy, views
-from api.core import fields, lifecycle
+from api.core import errors, fields, lifecycle
 
 bp = Blueprint('clustertemplates', __name__, url_prefix='/v1/clustertemplates')
+collection_needs_ident(bp, 'cluster_template_ident')
 
 INTERNAL = ('/cluster_distro', '/driver')
 
@@ -32,11 +34,17 @@ def show(ident):
 @bp.post('')
 @bp.post('/')
 def create():
-    policy.authorize('clustertemplate:create')
-    data = ctx.body()
-    if data.get('public') not in (None, False, 'false', 'False') or data.get('hidden'):
-        policy.authorize('clustertemplate:publish')
-    record = lifecycle.create_template(ctx.store(), data, g.scope, ctx.core_settings())
+    data = ctx.body('cluster_template')
+
+    def allowed(record):
+        """Magnum's order: the body checked, then the policy, then publishing."""
+        policy.authorize('clustertemplate:create')
+        if (record['public'] or record['hidden']) and not policy.allowed(
+                'clustertemplate:publish'):
+            raise errors.NotAuthorized("Not authorized to set public or hidden flag for "
+                                       "cluster template.")
+    record = lifecycle.create_template(ctx.store(), data, g.scope, ctx.core_settings(),
+                                       allowed=allowed)
     resp = jsonify(views.template(record))
     resp.status_code = 201
     resp.headers['Location'] = views.links('clustertemplates/%s' % record['uuid'])[0]['href']
@@ -45,14 +53,15 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
+    patch = ctx.json_patch(INTERNAL)
     store = ctx.store()
     current = lifecycle.get_template(store, ident, g.scope)
     policy.authorize_on('clustertemplate:update', current)
     defaults = fields.defaults(fields.CLUSTER_TEMPLATE)
-    patch = ctx.json_document()
-    if isinstance(patch, list) and any(isinstance(op, dict) and op.get('path') in (
-            '/public', '/hidden') for op in patch):
-        policy.authorize('clustertemplate:publish')
+    if any(op['path'] in ('/public', '/hidden') for op in patch):
+        if not policy.allowed('clustertemplate:publish'):
+            raise errors.NotAuthorized("Not authorized to set public or hidden flag for "
+                                       "cluster template.")
 
     def patched(latest):  # applied to the template as it is when written
         doc = jsonpatch.apply(views.template(latest), patch, INTERNAL, defaults)

@@ -3,10 +3,12 @@
 from flask import Blueprint, g, jsonify
 
 from api import app as ctx
+from api.blueprints import collection_needs_ident
 from api import jsonpatch, paging, policy, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('federations', __name__, url_prefix='/v1/federations')
+collection_needs_ident(bp, 'federation_ident')
 
 INTERNAL = ('/hostcluster_id', '/status', '/status_reason', '/name')
 
@@ -57,7 +59,7 @@ def _submit(operation, federation):
 @bp.post('/')
 def create():
     policy.authorize('federation:create')
-    data = ctx.body()
+    data = ctx.body('federation')
     with ctx.store().write():  # the record and its job commit together
         federation = lifecycle.create_federation(ctx.store(), data, g.scope, _may_act_on)
         return _submit('federation_create', federation)
@@ -65,10 +67,11 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
+    patch = ctx.json_patch()   # what is fixed is refused once the federation is found
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
     policy.authorize_on('federation:update', current)
-    patched = jsonpatch.apply_to(fields.FEDERATION, current, ctx.json_document(), INTERNAL)
+    patched = jsonpatch.apply_to(fields.FEDERATION, current, patch, INTERNAL)
     with store.write(lock=lifecycle.federation_lock(current)):
         federation = lifecycle.update_federation(store, current, patched, g.scope,
                                                  _may_act_on)

@@ -3,10 +3,12 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
+from api.blueprints import collection_needs_ident
 from api import jsonpatch, microversion, paging, policy, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('nodegroups', __name__, url_prefix='/v1/clusters/<cluster_ident>/nodegroups')
+collection_needs_ident(bp, 'nodegroup_id')
 
 INTERNAL = ('/cluster_id', '/is_default', '/stack_id', '/status', '/status_reason',
             '/node_addresses', '/version', '/labels_overridden', '/labels_added',
@@ -15,7 +17,7 @@ INTERNAL = ('/cluster_id', '/is_default', '/stack_id', '/status', '/status_reaso
 
 @bp.before_request
 def _version():
-    microversion.require((1, 9), 'Nodegroups')
+    microversion.require((1, 9))
 
 
 def _cluster(ident, action):
@@ -61,7 +63,7 @@ def show(cluster_ident, ident):
 def create(cluster_ident):
     store = ctx.store()
     cluster = _cluster(cluster_ident, 'nodegroup:create')
-    data = ctx.body()
+    data = ctx.body('nodegroup')
     if g.version < (1, 14):
         for key in ('node_labels', 'node_taints'):
             data.pop(key, None)
@@ -77,10 +79,10 @@ def create(cluster_ident):
 
 @bp.patch('/<ident>')
 def update(cluster_ident, ident):
+    patch = ctx.json_patch(INTERNAL)
     store = ctx.store()
     cluster = _cluster(cluster_ident, 'nodegroup:update')
     group = lifecycle.get_nodegroup(store, cluster, ident)
-    patch = ctx.json_document()
     record = lifecycle.update_nodegroup(
         store, group, lambda latest: jsonpatch.apply_to(fields.NODEGROUP, latest, patch, INTERNAL),
         g.version)

@@ -3,16 +3,18 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
+from api.blueprints import collection_needs_ident
 from api import paging, policy, views
 from api.core import errors, fields, model
 
 bp = Blueprint('quotas', __name__, url_prefix='/v1/quotas')
+collection_needs_ident(bp, 'project_id')
 
 
 @bp.get('')
 @bp.get('/')
 def list_quotas():
-    page = paging.params()
+    page = paging.params(uuid_marker=False)
     all_tenants = request.args.get('all_tenants', '').lower() in ('1', 'true', 'yes')
     policy.authorize('quota:get_all')
     project = None if all_tenants else g.scope.project_id
@@ -27,11 +29,13 @@ def list_quotas():
 
 @bp.get('/<project_id>/<resource>')
 def show(project_id, resource):
-    policy.authorize('quota:get', {'project_id': project_id})
+    policy.authorize('quota:get', {'project_id': g.scope.project_id})
+    if not g.scope.is_admin and project_id != g.scope.project_id:
+        raise errors.NotAuthorized("Not authorized.")
     record = ctx.store().quota(project_id, resource, missing_ok=True)
-    if record is None:
-        record = {'project_id': project_id, 'resource': resource,
-                  'hard_limit': model.DEFAULT_HARD_LIMIT}
+    if record is None:   # the default limit: Magnum shows no id nor dates for it
+        return jsonify({'hard_limit': model.DEFAULT_HARD_LIMIT, 'project_id': project_id,
+                        'resource': resource})
     return jsonify(views.quota(record))
 
 
@@ -39,7 +43,7 @@ def show(project_id, resource):
 @bp.post('/')
 def create():
     policy.authorize('quota:create')
-    data = model.build_quota(ctx.body())
+    data = model.build_quota(ctx.body('quota'))
     record = ctx.store().set_quota(data['project_id'], data['resource'], data['hard_limit'],
                                    create=True)
     resp = jsonify(views.quota(record))
@@ -50,7 +54,7 @@ def create():
 @bp.patch('/<project_id>/<resource>')
 def update(project_id, resource):
     policy.authorize('quota:update')
-    data = ctx.body()
+    data = ctx.body('quotapatch')
     if 'hard_limit' not in data:
         raise errors.Invalid("Invalid input for field/attribute hard_limit. Value: None. "
                              "Mandatory field missing.")

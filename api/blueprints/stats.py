@@ -1,9 +1,9 @@
-"""/v1/stats (1.4+): cluster and node counts."""
+"""/v1/stats: cluster and node counts (Magnum says 1.4 and checks no version)."""
 
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import microversion, policy
+from api import policy
 from api.core import errors, lifecycle
 
 bp = Blueprint('stats', __name__, url_prefix='/v1/stats')
@@ -12,12 +12,15 @@ bp = Blueprint('stats', __name__, url_prefix='/v1/stats')
 @bp.get('')
 @bp.get('/')
 def stats():
-    microversion.require((1, 4), 'Stats')
+    # As Magnum: no microversion asked (it says 1.4, it checks none); the policy, then
+    # the type, then another project's stats for an admin only.
+    policy.authorize('stats:get_all', {'project_id': g.scope.project_id})
     kind = request.args.get('type', 'cluster')
-    if kind != 'cluster':
-        raise errors.Invalid("Invalid stats type %s: only 'cluster' is supported." % kind)
+    if kind.lower() != 'cluster':
+        raise errors.Invalid("Invalid stats type. Allowed values are 'cluster'")
     project = request.args.get('project_id')
-    if not project and not g.scope.is_admin:
-        project = g.scope.project_id
-    policy.authorize('stats:get_all', {'project_id': project or g.scope.project_id})
+    if not g.scope.is_admin:
+        project = project or g.scope.project_id
+        if project != g.scope.project_id:
+            raise errors.NotAuthorized("Not authorized.")
     return jsonify(lifecycle.stats(ctx.store(), project))

@@ -26,11 +26,14 @@ def test_template_defaults():
     assert mesos['docker_storage_driver'] is None
 
 
-@pytest.mark.parametrize('missing', ['coe', 'image_id', 'external_network_id'])
-def test_template_mandatory_fields(missing):
+@pytest.mark.parametrize('missing, message', [
+    ('coe', 'Requested COE type Unset is not supported'),
+    ('image_id', "image_id. Value: 'None'. Mandatory field missing"),
+    ('external_network_id', "external_network_id. Value: 'None'. Mandatory field missing")])
+def test_template_mandatory_fields(missing, message):
     data = dict(BASE)
     del data[missing]
-    with pytest.raises(Invalid, match='%s. Value: None. Mandatory field missing' % missing):
+    with pytest.raises(Invalid, match=message):
         model.build_template(data)
 
 
@@ -44,7 +47,7 @@ def test_template_mandatory_fields(missing):
     ({'coe': 'dcos'}, 'Value should be one of'),
     ({'server_type': 'lpar'}, 'server_type'),
     ({'apiserver_port': 80}, 'apiserver_port'),
-    ({'docker_volume_size': 'big'}, 'unable to convert to int'),
+    ({'docker_volume_size': 'big'}, "invalid literal for int\\(\\) with base 10: 'big'"),
     ({'bogus_field': 1}, 'Unknown attribute'),
 ])
 def test_template_validation(extra, message):
@@ -110,8 +113,8 @@ def test_keypair_fallback_and_error():
 @pytest.mark.parametrize('data,message', [
     ({'create_timeout': 0}, 'create_timeout'),
     ({'create_timeout': -5}, 'create_timeout'),
-    ({'name': '1bad'}, 'not valid'),
-    ({'name': 'a' * 243}, 'not valid'),
+    ({'name': '1bad'}, 'Value should match the pattern'),
+    ({'name': 'a' * 243}, 'maximum character requirement of 242'),
     ({'node_count': -1}, 'node_count'),
     ({'master_count': 0}, 'master_count'),
     ({'master_count': 3}, 'master_lb_enabled'),

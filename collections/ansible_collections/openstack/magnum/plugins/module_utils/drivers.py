@@ -191,6 +191,6 @@ def by_name(name):
 
 def coe_facts(coe):
     if coe not in COE_FACTS:
-        raise Invalid("Invalid input for field/attribute coe. Value: %r. "
+        raise Invalid("Invalid input for field/attribute coe. Value: '%s'. "
                       "Value should be one of: %s" % (coe, ', '.join(COES)))
     return COE_FACTS[coe]

@@ -149,9 +149,16 @@ def id_number(text):
 
 
 def wrong(field, value, why):
-    shown = value if not isinstance(value, string_types) or len(value) <= 80 \
-        else value[:80] + '...'
-    return Invalid("Invalid input for field/attribute %s. Value: %r. %s" % (field, shown, why))
+    """wsme's words for a field's bad value (Magnum's): the value as str, quoted."""
+    return Invalid("Invalid input for field/attribute %s. Value: '%s'. %s" % (field, value, why))
+
+
+class NotAnInteger(Invalid):
+    """A body's integer field that int() refuses: Magnum (wsme) names the whole body."""
+
+    def __init__(self, field, value):
+        super(NotAnInteger, self).__init__(str(wrong(field, value, "unable to convert to int")))
+        self.value = value
 
 
 def _label_values(field, value):
@@ -197,7 +204,7 @@ def coerce(table, field, value):
             try:
                 number = int(str(value).strip())
             except ValueError:
-                raise wrong(field, value, "unable to convert to int")
+                raise NotAnInteger(field, value)
         if not INT_RANGE[0] <= number <= INT_RANGE[1]:
             raise wrong(field, value, "Value out of range (at most %d)." % INT_RANGE[1])
         if field in NODE_COUNT_FIELDS and number > MAX_NODES:
@@ -241,15 +248,22 @@ def coerce(table, field, value):
     return value
 
 
-def take(table, data, allowed=None, strict=True):
-    """Coerce the known keys of ``data``; unknown keys raise Invalid when strict."""
-    out = {}
+def take(table, data, allowed=None, strict=True, argument='body'):
+    """Coerce the known keys of ``data`` (the request body ``argument``, as Magnum's
+    controller names it); unknown keys raise Invalid when strict, once the known ones
+    converted, as wsme does."""
+    out, unknown = {}, []
     for key, value in (data or {}).items():
         if key not in table or (allowed is not None and key not in allowed):
-            if strict:
-                raise Invalid("Unknown attribute for argument %s: %s" % ('body', key))
+            unknown.append(key)
             continue
-        out[key] = coerce(table, key, value)
+        try:
+            out[key] = coerce(table, key, value)
+        except NotAnInteger as exc:
+            raise wrong(argument, data, "invalid literal for int() with base 10: %r"
+                        % (exc.value,))
+    if unknown and strict:
+        raise Invalid("Unknown attribute for argument %s: %s" % (argument, ', '.join(unknown)))
     return out
 
 

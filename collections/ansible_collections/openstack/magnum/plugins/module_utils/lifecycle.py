@@ -80,13 +80,17 @@ def _image_catalog(settings, checks, image_id):
     return settings.get('image_catalog')
 
 
-def create_template(store, data, scope, settings=None):
+def create_template(store, data, scope, settings=None, allowed=None):
+    """Validate and record a template; ``allowed(record)`` (the API's policy) is asked
+    once the body is found good, as Magnum asks."""
     settings = settings or {}
     checks = _cloud_checks(settings)
     record = model.build_template(
         data, project_id=scope.project_id, user_id=scope.user_id,
         image_catalog=_image_catalog(settings, checks, data.get('image_id')),
         cluster_user_trust=settings.get('cluster_user_trust', False))
+    if allowed is not None:
+        allowed(record)
     if checks is not None:
         checks.template(record)
     return store.create('cluster_template', record)
@@ -125,18 +129,24 @@ def get_cluster(store, ident, scope=None):
     return store.get('cluster', ident, scope=_scope_fn(scope))
 
 
-def record_cluster(store, data, scope, settings=None):
-    """Validate a create request and insert the cluster + default node groups."""
+def record_cluster(store, data, scope, settings=None, allowed=None):
+    """Validate a create request and insert the cluster + default node groups.
+    ``allowed(given)`` (the API's version and policy checks) is asked once the body
+    and its template are found good, as Magnum asks."""
     settings = settings or {}
     # The body's own fields first (Magnum's order): a bad field is a 400 about that
     # field whatever the template.
-    fields.take(fields.CLUSTER, data, allowed=fields.CLUSTER_CREATE_INPUT)
+    given = fields.take(fields.CLUSTER, data, allowed=fields.CLUSTER_CREATE_INPUT,
+                        argument='cluster')
+    model.check_cluster_fields(given)
     if not data.get('cluster_template_id'):
         raise model.mandatory_missing('cluster_template_id')
     try:
         template = get_template(store, data['cluster_template_id'], scope)
     except NotFound as exc:
         raise Invalid(str(exc))  # Magnum answers 400 for an unknown template here
+    if allowed is not None:
+        allowed(given)
     cluster, groups = model.build_cluster(
         data, template, project_id=scope.project_id, user_id=scope.user_id,
         cluster_user_trust=settings.get('cluster_user_trust', False))

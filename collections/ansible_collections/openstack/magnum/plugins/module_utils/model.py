@@ -38,14 +38,14 @@ def generate_name(kind):
 
 
 def mandatory_missing(field):
-    return Invalid("Invalid input for field/attribute %s. Value: None. "
+    return Invalid("Invalid input for field/attribute %s. Value: 'None'. "
                    "Mandatory field missing." % field)
 
 
 def _check_choice(field, value, allowed, what):
     if value is not None and value not in allowed:
         raise Invalid("%s type %s is not supported, expecting a %s %s."
-                      % (what, value, list(allowed), what.lower()))
+                      % (what, value, '/'.join(allowed), what.lower()))
 
 
 # ---------------------------------------------------------------- templates
@@ -53,10 +53,17 @@ def _check_choice(field, value, allowed, what):
 def build_template(data, project_id=None, user_id=None, image_catalog=None,
                    cluster_user_trust=False):
     """Validate a template create request and return the full record."""
-    given = fields.take(fields.CLUSTER_TEMPLATE, data)
+    given = fields.take(fields.CLUSTER_TEMPLATE, data, argument='cluster_template')
     for ro in fields.TEMPLATE_READ_ONLY:
         if ro != 'uuid':
             given.pop(ro, None)
+    # Magnum's order: the coe's value, image_id mandatory, a coe at all, then the rest.
+    if given.get('coe') not in (None, ''):
+        drivers.coe_facts(given['coe'])
+    if given.get('image_id') in (None, ''):
+        raise mandatory_missing('image_id')
+    if given.get('coe') in (None, ''):
+        raise Invalid("Requested COE type Unset is not supported.")
     for field in fields.TEMPLATE_MANDATORY:
         if given.get(field) in (None, ''):
             raise mandatory_missing(field)
@@ -84,8 +91,8 @@ def validate_template(tpl, cluster_user_trust=False):
     coe = tpl['coe']
     facts = drivers.coe_facts(coe)
     if tpl['server_type'] not in drivers.SERVER_TYPES:
-        raise Invalid("Invalid input for field/attribute server_type. Value: %r. "
-                      "Value should be one of: vm, bm" % tpl['server_type'])
+        raise Invalid("Invalid input for field/attribute server_type. Value: '%s'. "
+                      "Value should be one of: bm, vm" % tpl['server_type'])
     _check_choice('network_driver', tpl.get('network_driver'), facts['network_drivers'],
                   'Network driver')
     _check_choice('volume_driver', tpl.get('volume_driver'), facts['volume_drivers'],
@@ -100,7 +107,7 @@ def validate_template(tpl, cluster_user_trust=False):
     registries.host(tpl.get('insecure_registry'))
     port = tpl.get('apiserver_port')
     if port is not None and not 1024 <= port <= 65535:
-        raise Invalid("Invalid input for field/attribute apiserver_port. Value: %r. "
+        raise Invalid("Invalid input for field/attribute apiserver_port. Value: '%s'. "
                       "Value should be in the range 1024..65535" % port)
     driver = drivers.find(coe, tpl['server_type'], tpl['cluster_distro'], tpl['labels'])
     tpl['driver'] = driver.name
@@ -117,7 +124,7 @@ def check_volume_size(size, storage_driver):
     if size is None:
         return
     if size < 1:
-        raise Invalid("Invalid input for field/attribute docker_volume_size. Value: %r. "
+        raise Invalid("Invalid input for field/attribute docker_volume_size. Value: '%s'. "
                       "Value should be greater or equal to 1" % size)
     minimum = drivers.VOLUME_MINIMUM.get(storage_driver, 1)
     if size < minimum:
@@ -151,9 +158,28 @@ def update_template(current, patched, in_use, image_catalog=None, cluster_user_t
 # ----------------------------------------------------------------- clusters
 
 def check_cluster_name(name):
-    if not CLUSTER_NAME_RE.match(name or '') or len(name) > CLUSTER_NAME_MAX:
-        raise Invalid("Cluster name %s not valid: it must match %s and be at most %d "
-                      "characters." % (name, CLUSTER_NAME_RE.pattern, CLUSTER_NAME_MAX))
+    """Magnum's cluster name type (wsme StringType: lengths, then the pattern)."""
+    name = name or ''
+    if not name:
+        raise fields.wrong('name', name, "Value should have a minimum character requirement "
+                                         "of 1")
+    if len(name) > CLUSTER_NAME_MAX:
+        raise fields.wrong('name', name, "Value should have a maximum character requirement "
+                                         "of %d" % CLUSTER_NAME_MAX)
+    if not CLUSTER_NAME_RE.match(name):
+        raise fields.wrong('name', name, "Value should match the pattern %s"
+                           % CLUSTER_NAME_RE.pattern)
+
+
+def check_cluster_fields(given):
+    """A cluster create request's own constraints (Magnum's, checked by wsme before
+    anything is looked up): name, node_count, master_count, create_timeout."""
+    if given.get('name') is not None:
+        check_cluster_name(given['name'])
+    for field, least in (('node_count', 0), ('master_count', 1), ('create_timeout', 0)):
+        if given.get(field) is not None and given[field] < least:
+            raise fields.wrong(field, given[field], "Value should be greater or equal to %d"
+                               % least)
 
 
 def build_cluster(data, template, project_id=None, user_id=None, cluster_user_trust=False):
@@ -162,22 +188,18 @@ def build_cluster(data, template, project_id=None, user_id=None, cluster_user_tr
     Returns ``(cluster, nodegroups)``: the record with every inherited value,
     and its default node groups.
     """
-    given = fields.take(fields.CLUSTER, data, allowed=fields.CLUSTER_CREATE_INPUT)
+    given = fields.take(fields.CLUSTER, data, allowed=fields.CLUSTER_CREATE_INPUT,
+                        argument='cluster')
     if not given.get('cluster_template_id'):
         raise mandatory_missing('cluster_template_id')
     given['cluster_template_id'] = template['uuid']
     cluster = fields.with_defaults(fields.CLUSTER, given)
     cluster['name'] = cluster['name'] or generate_name('cluster')
-    check_cluster_name(cluster['name'])
-    if cluster['node_count'] < 0:
-        raise Invalid("Invalid input for field/attribute node_count. Value: %r. "
-                      "Value should be greater or equal to 0" % cluster['node_count'])
-    if cluster['master_count'] < 1:
-        raise Invalid("Invalid input for field/attribute master_count. Value: %r. "
-                      "Value should be greater or equal to 1" % cluster['master_count'])
-    if cluster['create_timeout'] is None or cluster['create_timeout'] < 1:
-        raise Invalid("Invalid input for field/attribute create_timeout. Value: %r. "
-                      "Value should be a positive integer (minutes)" % cluster['create_timeout'])
+    check_cluster_fields(cluster)
+    if not cluster['create_timeout']:
+        # Magnum passes 0 on to Heat; a job here needs a bound (a deliberate difference).
+        raise Invalid("create_timeout must be at least 1 minute: a create here always has "
+                      "a bound.")
     cluster['keypair'] = cluster['keypair'] or template.get('keypair_id')
     if not cluster['keypair']:
         raise Invalid("Keypair not specified: give one on the cluster (--keypair) or on "
@@ -239,10 +261,10 @@ def update_cluster(current, patched):
     if record.get('node_count') is None:
         record['node_count'] = fields.CLUSTER['node_count'][1]
     if record['node_count'] < 0:
-        raise Invalid("Invalid input for field/attribute node_count. Value: %r. "
+        raise Invalid("Invalid input for field/attribute node_count. Value: '%s'. "
                       "Value should be greater or equal to 0" % record['node_count'])
     if record.get('health_status') not in (None,) + states.HEALTH_STATUSES:
-        raise Invalid("Invalid input for field/attribute health_status. Value: %r. "
+        raise Invalid("Invalid input for field/attribute health_status. Value: '%s'. "
                       "Value should be one of: %s"
                       % (record['health_status'], ', '.join(states.HEALTH_STATUSES)))
     return record, changed
@@ -252,7 +274,7 @@ def check_resize(cluster, nodegroup, node_count, nodes_to_remove):
     if node_count is None:
         raise mandatory_missing('node_count')
     if node_count < 0:
-        raise Invalid("Invalid input for field/attribute node_count. Value: %r. "
+        raise Invalid("Invalid input for field/attribute node_count. Value: '%s'. "
                       "Value should be greater or equal to 0" % node_count)
     if nodegroup['role'] == RESERVED_ROLE:
         raise Invalid("Resizing a nodegroup with role master is not supported.")
@@ -305,7 +327,8 @@ def check_upgrade(cluster, current_template, new_template, max_batch_size):
 # -------------------------------------------------------------- node groups
 
 def build_nodegroup(data, cluster, template, project_id=None):
-    given = fields.take(fields.NODEGROUP, data, allowed=fields.NODEGROUP_CREATE_INPUT)
+    given = fields.take(fields.NODEGROUP, data, allowed=fields.NODEGROUP_CREATE_INPUT,
+                        argument='nodegroup')
     if not given.get('name'):
         raise mandatory_missing('name')
     if given.get('role') == RESERVED_ROLE:
@@ -332,7 +355,7 @@ def build_nodegroup(data, cluster, template, project_id=None):
 
 def check_node_counts(group):
     if group['node_count'] < 0:
-        raise Invalid("Invalid input for field/attribute node_count. Value: %r. "
+        raise Invalid("Invalid input for field/attribute node_count. Value: '%s'. "
                       "Value should be greater or equal to 0" % group['node_count'])
     low, high = group.get('min_node_count') or 0, group.get('max_node_count')
     if low < 0:
@@ -381,7 +404,8 @@ def check_nodegroup_delete(group):
 
 def build_federation(data, project_id=None):
     given = fields.take(fields.FEDERATION, data,
-                        allowed=('name', 'hostcluster_id', 'member_ids', 'properties', 'uuid'))
+                        allowed=('name', 'hostcluster_id', 'member_ids', 'properties', 'uuid'),
+                        argument='federation')
     if not given.get('name'):
         raise mandatory_missing('name')
     if not given.get('hostcluster_id'):
@@ -422,12 +446,13 @@ DEFAULT_HARD_LIMIT = 20
 
 
 def build_quota(data):
-    given = fields.take(fields.QUOTA, data, allowed=('project_id', 'resource', 'hard_limit'))
+    given = fields.take(fields.QUOTA, data, allowed=('project_id', 'resource', 'hard_limit'),
+                        argument='quota')
     for field in ('project_id', 'resource', 'hard_limit'):
         if given.get(field) in (None, ''):
             raise mandatory_missing(field)
     if given['resource'] not in QUOTA_RESOURCES:
-        raise Invalid("Invalid input for field/attribute resource. Value: %r. "
+        raise Invalid("Invalid input for field/attribute resource. Value: '%s'. "
                       "Value should be one of: Cluster" % given['resource'])
     if given['hard_limit'] < 0:
         raise Invalid("hard_limit must be greater or equal to 0.")

@@ -461,7 +461,7 @@ class Store(object):
         ``columns``, records of those fields only (and id, uuid)."""
         table = self._table(kind)
         if sort_key not in sortable(kind):
-            raise Invalid("The sort_key value %s is an invalid field for sorting" % sort_key)
+            raise Invalid('The sort_key value "%s" is an invalid field for sorting' % sort_key)
         if sort_dir not in ('asc', 'desc'):
             raise Invalid("Invalid sort direction: %s. Acceptable values are 'asc' or "
                           "'desc'" % sort_dir)
@@ -478,7 +478,7 @@ class Store(object):
                 # the page, and must tell nothing of what the caller cannot see.
                 mrow = conn.execute(query.where(table.c.uuid == str(marker))).first()
                 if mrow is None:
-                    raise NotFound("Marker %s could not be found." % marker)
+                    raise NotFound("%s %s could not be found." % (KINDS[kind][2], marker))
                 mval, mid = mrow._mapping[sort_key], mrow._mapping['id']
                 if order:
                     query = query.where(sa.or_(column > mval,
@@ -660,7 +660,7 @@ class Store(object):
     def quotas(self, project_id=None, limit=None, marker=None, sort_key='id', sort_dir='asc'):
         table = self.t['quotas']
         if sort_key not in table.c:
-            raise Invalid("The sort_key value %s is an invalid field for sorting" % sort_key)
+            raise Invalid('The sort_key value "%s" is an invalid field for sorting' % sort_key)
         if sort_dir not in ('asc', 'desc'):
             raise Invalid("Invalid sort direction: %s. Acceptable values are 'asc' or "
                           "'desc'" % sort_dir)

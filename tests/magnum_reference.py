@@ -1,0 +1,188 @@
+"""The request set replayed against real Magnum (magnum-api 23, noauth) and this API, and
+how two answers are compared: the status, the version headers, the body's shape (its
+keys, recursively; list items by the first's) and, for errors, the title and detail."""
+
+import json
+
+import requests
+
+MV = 'OpenStack-API-Version'
+# Roles as a Keystone token carries them (the implied ones too: admin > member > reader).
+MEMBER = {'X-Project-Id': 'p1', 'X-User-Id': 'u1', 'X-Roles': 'member,reader'}
+READER = {'X-Project-Id': 'p1', 'X-User-Id': 'u1', 'X-Roles': 'reader'}
+ADMIN = {'X-Project-Id': 'p1', 'X-User-Id': 'u1', 'X-Roles': 'admin,member,reader'}
+OTHER = {'X-Project-Id': 'p2', 'X-User-Id': 'u2', 'X-Roles': 'member,reader'}
+VERSION_HEADERS = ('OpenStack-API-Minimum-Version', 'OpenStack-API-Maximum-Version',
+                   'OpenStack-API-Version')
+TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'fedora-coreos',
+       'external_network_id': 'public', 'keypair_id': 'kp'}
+UUID = '8a3c9f04-9a3b-4d0b-8f53-2f0e7a0c1d11'
+
+
+def mv(version):
+    return {MV: 'container-infra %s' % version}
+
+
+def request_set():
+    """(label, method, path, headers, body) - body a dict/list (JSON) or a str (raw)."""
+    R = []
+
+    def add(label, method, path, headers=None, body=None, **extra):
+        R.append((label, method, path, dict(MEMBER, **(headers or {})), body, extra))
+
+    # versions and documents
+    for path in ('/', '/v1', '/v1/'):
+        add('document ' + path, 'GET', path)
+    add('unknown path', 'GET', '/v2')
+    add('unknown v1 collection', 'GET', '/v1/nothing')
+    # microversions
+    for version in ('1.1', '1.14', 'latest', '1.0', '1.15', '2.0', 'abc', ''):
+        add('microversion %r' % version, 'GET', '/v1/clusters', mv(version))
+    add('microversion of another service', 'GET', '/v1/clusters', {MV: 'compute 2.1'})
+    # lists: paging and sorting
+    for collection in ('clusters', 'clustertemplates', 'federations'):
+        add('list ' + collection, 'GET', '/v1/' + collection)
+        add('detail ' + collection, 'GET', '/v1/%s/detail' % collection)
+        for query in ('limit=0', 'limit=-1', 'limit=abc', 'sort_dir=sideways',
+                      'sort_key=nothing', 'marker=nope', 'marker=' + UUID):
+            add('%s ?%s' % (collection, query), 'GET', '/v1/%s?%s' % (collection, query))
+    # one record that is not there
+    for collection in ('clusters', 'clustertemplates', 'federations'):
+        for ident in ('nope', UUID):
+            add('show missing %s %s' % (collection, ident), 'GET',
+                '/v1/%s/%s' % (collection, ident))
+            add('delete missing %s %s' % (collection, ident), 'DELETE',
+                '/v1/%s/%s' % (collection, ident))
+            add('patch missing %s %s' % (collection, ident), 'PATCH',
+                '/v1/%s/%s' % (collection, ident),
+                body=[{'op': 'replace', 'path': '/name', 'value': 'x'}])
+    add('nodegroups of a missing cluster', 'GET', '/v1/clusters/nope/nodegroups')
+    add('certificate of a missing cluster', 'GET', '/v1/certificates/nope')
+    add('rotate CA of a missing cluster', 'PATCH', '/v1/certificates/nope')
+    # template validation (before any lookup)
+    for label, body in (
+            ('no coe', {'name': 't', 'image_id': 'i', 'external_network_id': 'public'}),
+            ('bad coe', dict(TPL, coe='nomad')),
+            ('unknown field', dict(TPL, flavour='m1')),
+            ('bad bool', dict(TPL, public='perhaps')),
+            ('bad int', dict(TPL, docker_volume_size='big')),
+            ('negative int', dict(TPL, docker_volume_size=-1)),
+            ('long name', dict(TPL, name='x' * 300)),
+            ('bad network driver', dict(TPL, network_driver='weave')),
+            ('bad server type', dict(TPL, server_type='mainframe')),
+            ('list body', [TPL]),
+    ):
+        add('template create: ' + label, 'POST', '/v1/clustertemplates', body=body)
+    add('template create: not JSON', 'POST', '/v1/clustertemplates', body='{not json',
+        content_type='application/json')
+    add('template create: text/plain', 'POST', '/v1/clustertemplates',
+        body=json.dumps(TPL), content_type='text/plain')
+    # cluster validation (before the template is looked up)
+    for label, body in (
+            ('no template', {'name': 'c'}),
+            ('missing template', {'name': 'c', 'cluster_template_id': 'nope'}),
+            ('bad node_count, missing template', {'name': 'c', 'cluster_template_id': 'nope',
+                                                  'node_count': -1}),
+            ('string node_count', {'name': 'c', 'cluster_template_id': 'nope',
+                                   'node_count': 'two'}),
+            ('master_count 0', {'name': 'c', 'cluster_template_id': 'nope',
+                                'master_count': 0}),
+            ('bad name', {'name': '-c', 'cluster_template_id': 'nope'}),
+            ('unknown field', {'name': 'c', 'cluster_template_id': 'nope', 'size': 3}),
+            ('bad timeout', {'name': 'c', 'cluster_template_id': 'nope',
+                             'create_timeout': -5}),
+    ):
+        add('cluster create: ' + label, 'POST', '/v1/clusters', body=body)
+    add('cluster create: reader', 'POST', '/v1/clusters', READER,
+        {'name': 'c', 'cluster_template_id': 'nope'})
+    # JSON patches
+    for label, body in (('not a list', {'op': 'replace'}), ('bad op', [{'op': 'frob',
+                                                                        'path': '/name'}]),
+                        ('no path', [{'op': 'replace', 'value': 1}])):
+        add('patch missing template: ' + label, 'PATCH', '/v1/clustertemplates/nope',
+            body=body)
+    # actions on a missing cluster
+    add('resize missing', 'POST', '/v1/clusters/nope/actions/resize', mv('1.7'),
+        {'node_count': 2})
+    add('resize below 1.7', 'POST', '/v1/clusters/nope/actions/resize', mv('1.6'),
+        {'node_count': 2})
+    add('upgrade missing', 'POST', '/v1/clusters/nope/actions/upgrade', mv('1.8'),
+        {'cluster_template': 'tpl'})
+    add('upgrade below 1.8', 'POST', '/v1/clusters/nope/actions/upgrade', mv('1.7'),
+        {'cluster_template': 'tpl'})
+    # stats, quotas, services
+    add('stats', 'GET', '/v1/stats', mv('1.4'))
+    add('stats below 1.4', 'GET', '/v1/stats', mv('1.3'))
+    add('stats of another project', 'GET', '/v1/stats?project_id=p2', mv('1.4'))
+    add('stats as admin', 'GET', '/v1/stats', dict(ADMIN, **mv('1.4')))
+    add('quotas as member', 'GET', '/v1/quotas', mv('1.9'))
+    add('quotas as admin', 'GET', '/v1/quotas', dict(ADMIN, **mv('1.9')))
+    add('quotas all tenants', 'GET', '/v1/quotas?all_tenants=1', dict(ADMIN, **mv('1.9')))
+    add('quota below 1.9', 'GET', '/v1/quotas', dict(ADMIN, **mv('1.8')))
+    add('quota of p1', 'GET', '/v1/quotas/p1/Cluster', mv('1.9'))
+    add('quota create: bad resource', 'POST', '/v1/quotas', dict(ADMIN, **mv('1.9')),
+        {'project_id': 'p1', 'resource': 'Pods', 'hard_limit': 5})
+    add('mservices as member', 'GET', '/v1/mservices')
+    # methods not allowed
+    add('PUT a collection', 'PUT', '/v1/clusters', body={})
+    add('POST a record', 'POST', '/v1/clusters/nope', body={})
+    add('DELETE a collection', 'DELETE', '/v1/clustertemplates')
+    return R
+
+
+def call(base, method, path, headers, body, extra):
+    headers = dict(headers)
+    if isinstance(body, str):
+        headers['Content-Type'] = extra.get('content_type', 'application/json')
+        data = body
+    elif body is not None:
+        headers['Content-Type'] = 'application/json'
+        data = json.dumps(body)
+    else:
+        data = None
+    return requests.request(method, base + path, headers=headers, data=data, timeout=120,
+                            allow_redirects=False)
+
+
+def shape(value):
+    if isinstance(value, dict):
+        return dict((k, shape(v)) for k, v in sorted(value.items()))
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    return type(value).__name__ if value is not None else None
+
+
+def _one_of(text):
+    """A 'Value should be one of: a, b' list in sorted order: Magnum's is a set's,
+    whose order changes from one process to the next."""
+    head, sep, tail = (text or '').partition('Value should be one of: ')
+    if not sep:
+        return text
+    return head + sep + ', '.join(sorted(tail.split(', ')))
+
+
+def answer(resp):
+    """What is compared of an answer."""
+    try:
+        body = resp.json()
+    except ValueError:
+        body = resp.text[:200]
+    out = {'status': resp.status_code,
+           'headers': dict((h, resp.headers.get(h)) for h in VERSION_HEADERS)}
+    errors = body.get('errors') if isinstance(body, dict) else None
+    if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+        error = errors[0]
+        out['error'] = {'keys': sorted(error), 'code': error.get('code'),
+                        'title': error.get('title'), 'detail': _one_of(error.get('detail'))}
+    else:
+        out['shape'] = shape(body)
+    return out
+
+
+def differences(reference, ours):
+    """Where two answers differ (field -> (reference, ours))."""
+    found = {}
+    for key in sorted(set(reference) | set(ours)):
+        if reference.get(key) != ours.get(key):
+            found[key] = (reference.get(key), ours.get(key))
+    return found
