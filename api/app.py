@@ -139,12 +139,13 @@ def json_document(argument=None):
     return data
 
 
-def json_patch(internal=()):
+def json_patch(internal=(), non_removable=()):
     """The request's JSON patch, checked as Magnum checks it before it looks the record
-    up (Magnum's 400 naming what is wrong)."""
+    up (Magnum's 400 naming what is wrong): ``internal`` and ``non_removable`` are the
+    paths Magnum's patch type of the resource refuses then."""
     from api import jsonpatch
     patch = json_document()
-    jsonpatch.validate(patch, internal)
+    jsonpatch.validate(patch, internal, non_removable)
     return patch
 
 

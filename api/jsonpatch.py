@@ -15,7 +15,7 @@ def _wrong(field, value, why):
                              % (field, value, why))
 
 
-def validate(patch, internal=()):
+def validate(patch, internal=(), non_removable=()):
     """Magnum's checks of a JSON patch, made before the record is looked up: a list
     (wsme), each operation's path and op (JsonPatchType), then internal attributes and
     values (JsonPatchType.validate). An empty list changes nothing."""
@@ -36,6 +36,9 @@ def validate(patch, internal=()):
         if op['path'] in INTERNAL + tuple(internal):
             raise errors.PatchError("'%s' is an internal attribute and can not be updated"
                                     % op['path'])
+        if op['path'] in non_removable and op['op'] == 'remove':
+            raise errors.PatchError("'%s' is a mandatory attribute and can not be removed"
+                                    % op['path'])
         if op['op'] != 'remove' and op.get('value') is None:
             raise errors.PatchError("'add' and 'replace' operations needs value")
 
@@ -49,7 +52,7 @@ def apply(doc, patch, internal=(), defaults=None):
         root = parts[0]
         if root not in doc:
             if op['op'] == 'add' and len(parts) == 1:
-                raise errors.PatchError("Adding a new attribute (%s) to the root of the "
+                raise errors.PatchError("Adding a new attribute %s to the root of the "
                                         "resource is not allowed." % op['path'])
             raise errors.PatchError("Can't apply patch: attribute %s does not exist."
                                     % op['path'])

@@ -7,11 +7,12 @@ from api.core import fields, states
 CLUSTER_LIST_FIELDS = (
     'uuid', 'name', 'cluster_template_id', 'keypair', 'docker_volume_size', 'labels',
     'node_count', 'status', 'master_flavor_id', 'flavor_id', 'create_timeout',
-    'master_count', 'health_status')
+    'master_count', 'health_status', 'merge_labels')
 # What a cluster list (not detail) reads of each record.
 CLUSTER_LIST_COLUMNS = CLUSTER_LIST_FIELDS + ('stack_id',)
 NODEGROUP_LIST_FIELDS = ('uuid', 'name', 'flavor_id', 'node_count', 'role', 'is_default',
-                         'image_id', 'status', 'stack_id')
+                         'image_id', 'status', 'stack_id', 'max_node_count', 'min_node_count',
+                         'merge_labels')
 JOB_FIELDS = ('uuid', 'cluster_id', 'resource_id', 'operation', 'status', 'status_reason',
               'tasks_done', 'tasks_failed', 'current_task', 'created_at',
               'started_at', 'finished_at')

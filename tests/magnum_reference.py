@@ -186,3 +186,81 @@ def differences(reference, ours):
         if reference.get(key) != ours.get(key):
             found[key] = (reference.get(key), ours.get(key))
     return found
+
+
+# Records made here (through this API) and copied into the reference's database, so
+# that reads and the checks that need a record have the same one on both sides.
+SEED_SCRIPT = r'''
+import datetime, json, sys
+import sqlalchemy as sa
+from magnum.db.sqlalchemy import models
+
+def value(column, v):
+    if v is not None and isinstance(column.type, sa.DateTime):
+        return datetime.datetime.fromisoformat(v).replace(tzinfo=None)
+    return v
+
+engine = sa.create_engine(sys.argv[1], connect_args={'timeout': 60})
+with engine.begin() as conn:
+    for table_name, record in json.load(sys.stdin):
+        table = models.Base.metadata.tables[table_name]
+        conn.execute(table.insert().values(**dict(
+            (c.name, value(c, record[c.name])) for c in table.columns
+            if c.name != 'id' and c.name in record)))
+'''
+
+
+def seed_rows(template, cluster, nodegroups):
+    """(table, record) pairs for the reference's database, from this API's views."""
+    owner = {'project_id': MEMBER['X-Project-Id'], 'user_id': MEMBER['X-User-Id']}
+    rows = [('cluster_template', dict(template, driver=template.get('driver') or 'k8s',
+                                      **owner))]
+    rows.append(('cluster', dict(cluster, **owner)))
+    for group in nodegroups:   # Magnum reads a cluster's addresses from its groups
+        addresses = cluster['master_addresses' if group['role'] == 'master'
+                            else 'node_addresses']
+        rows.append(('nodegroup', dict(group, cluster_id=cluster['uuid'],
+                                       node_addresses=addresses,
+                                       project_id=owner['project_id'])))
+    return rows
+
+
+def seeded_request_set():
+    """Requests about the seeded template ``tpl`` and cluster ``c1`` (CREATE_COMPLETE):
+    reads, and what is refused about them (nothing here may succeed in changing them:
+    the reference has no driver to carry a change out)."""
+    R = []
+
+    def add(label, method, path, headers=None, body=None, **extra):
+        R.append((label, method, path, dict(MEMBER, **(headers or {})), body, extra))
+
+    for path in ('/v1/clustertemplates/tpl', '/v1/clustertemplates',
+                 '/v1/clustertemplates/detail', '/v1/clusters', '/v1/clusters/detail'):
+        add('seeded: GET ' + path, 'GET', path)
+    add('seeded: another project GET template', 'GET', '/v1/clustertemplates/tpl', OTHER)
+    add('seeded: another project GET cluster', 'GET', '/v1/clusters/c1', OTHER)
+    add('seeded: nodegroups', 'GET', '/v1/clusters/c1/nodegroups', mv('1.9'))
+    add('seeded: nodegroups detail', 'GET', '/v1/clusters/c1/nodegroups/detail', mv('1.9'))
+    add('seeded: missing nodegroup', 'GET', '/v1/clusters/c1/nodegroups/nope', mv('1.9'))
+    add('seeded: delete template in use', 'DELETE', '/v1/clustertemplates/tpl')
+    # (Not here: a template's update in use, a valid create - the reference asks Keystone
+    # or Glance for them, which it has not; a create's driver checks - it has no driver.)
+    add('seeded: patch template unknown attribute', 'PATCH', '/v1/clustertemplates/tpl',
+        body=[{'op': 'add', 'path': '/nothing', 'value': 'x'}])
+    add('seeded: patch template remove coe', 'PATCH', '/v1/clustertemplates/tpl',
+        body=[{'op': 'remove', 'path': '/coe'}])
+    add('seeded: patch cluster internal', 'PATCH', '/v1/clusters/c1',
+        body=[{'op': 'replace', 'path': '/stack_id', 'value': 'x'}])
+    add('seeded: patch cluster negative count', 'PATCH', '/v1/clusters/c1',
+        body=[{'op': 'replace', 'path': '/node_count', 'value': -1}])
+    add('seeded: resize negative', 'POST', '/v1/clusters/c1/actions/resize', mv('1.7'),
+        {'node_count': -1})
+    add('seeded: resize missing nodegroup', 'POST', '/v1/clusters/c1/actions/resize',
+        mv('1.9'), {'node_count': 2, 'nodegroup': 'nope'})
+    add('seeded: upgrade to missing template', 'POST', '/v1/clusters/c1/actions/upgrade',
+        mv('1.8'), {'cluster_template': 'nope'})
+    add('seeded: reader deletes cluster', 'DELETE', '/v1/clusters/c1', READER)
+    add('seeded: reader patches template', 'PATCH', '/v1/clustertemplates/tpl', READER,
+        [{'op': 'replace', 'path': '/name', 'value': 'x'}])
+    add('seeded: stats', 'GET', '/v1/stats', mv('1.4'))
+    return R

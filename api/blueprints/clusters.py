@@ -13,6 +13,11 @@ collection_needs_ident(bp, 'cluster_ident')
 INTERNAL = ('/stack_id', '/cluster_id', '/status', '/status_reason', '/api_address',
             '/node_addresses', '/master_addresses', '/coe_version', '/container_version',
             '/faults', '/labels_overridden', '/labels_added', '/labels_skipped')
+# What Magnum's ClusterPatchType refuses before the cluster is looked up.
+MAGNUM_INTERNAL = ('/api_address', '/ca_cert_ref', '/cluster_id', '/etcd_ca_cert_ref',
+                   '/front_proxy_ca_cert_ref', '/magnum_cert_ref', '/master_addresses',
+                   '/node_addresses', '/stack_id')
+NON_REMOVABLE = ('/cluster_template_id',)
 # A patch of only these is Magnum's cluster:update_health_status.
 HEALTH_PATHS = ('/health_status', '/health_status_reason')
 
@@ -87,7 +92,7 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
-    patch = ctx.json_patch(INTERNAL)
+    patch = ctx.json_patch(MAGNUM_INTERNAL, NON_REMOVABLE)
     store = ctx.store()
     current = lifecycle.get_cluster(store, ident, g.scope)
     health_only = isinstance(patch, list) and patch and all(

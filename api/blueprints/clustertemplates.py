@@ -11,6 +11,10 @@ bp = Blueprint('clustertemplates', __name__, url_prefix='/v1/clustertemplates')
 collection_needs_ident(bp, 'cluster_template_ident')
 
 INTERNAL = ('/cluster_distro', '/driver')
+# What Magnum's ClusterTemplatePatchType will not remove (checked before the lookup).
+NON_REMOVABLE = ('/cluster_distro', '/coe', '/external_network_id', '/hidden', '/image_id',
+                 '/network_driver', '/public', '/registry_enabled', '/server_type',
+                 '/tls_disabled')
 
 
 @bp.get('')
@@ -53,7 +57,7 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
-    patch = ctx.json_patch(INTERNAL)
+    patch = ctx.json_patch(non_removable=NON_REMOVABLE)
     store = ctx.store()
     current = lifecycle.get_template(store, ident, g.scope)
     policy.authorize_on('clustertemplate:update', current)

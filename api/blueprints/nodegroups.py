@@ -46,11 +46,6 @@ def list_nodegroups(cluster_ident):
     return _list(cluster_ident, expand=False)
 
 
-@bp.get('/detail')
-def detail(cluster_ident):
-    return _list(cluster_ident, expand=True)
-
-
 @bp.get('/<ident>')
 def show(cluster_ident, ident):
     cluster = _cluster(cluster_ident, 'nodegroup:get')
@@ -79,7 +74,7 @@ def create(cluster_ident):
 
 @bp.patch('/<ident>')
 def update(cluster_ident, ident):
-    patch = ctx.json_patch(INTERNAL)
+    patch = ctx.json_patch()
     store = ctx.store()
     cluster = _cluster(cluster_ident, 'nodegroup:update')
     group = lifecycle.get_nodegroup(store, cluster, ident)
