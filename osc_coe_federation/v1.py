@@ -26,6 +26,10 @@ def _federation(cmd, ident):
     return _request(cmd, 'GET', '/v1/federations/%s' % ident)
 
 
+def _federation_argument(parser):
+    parser.add_argument('federation', metavar='<federation>', help='Federation (name or UUID)')
+
+
 def _cluster_uuid(cmd, ident):
     return _request(cmd, 'GET', '/v1/clusters/%s' % ident)['uuid']
 
@@ -100,8 +104,7 @@ class ShowFederation(command.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('federation', metavar='<federation>',
-                            help='Federation (name or UUID)')
+        _federation_argument(parser)
         return parser
 
     def take_action(self, parsed_args):
@@ -113,8 +116,7 @@ class UpdateFederation(command.Command):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('federation', metavar='<federation>',
-                            help='Federation (name or UUID)')
+        _federation_argument(parser)
         parser.add_argument('--property', metavar='<key=value>',
                             action=parseractions.KeyValueAction, default={},
                             help='Property to set (repeat for more)')
@@ -146,8 +148,7 @@ def _externals(cmd, federation_uuid):
 class _Membership(command.Command):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('federation', metavar='<federation>',
-                            help='Federation (name or UUID)')
+        _federation_argument(parser)
         parser.add_argument('clusters', metavar='<cluster>', nargs=self.clusters_nargs,
                             help=self.clusters_help)
         return parser
@@ -230,8 +231,7 @@ class ListExternalClusters(command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('federation', metavar='<federation>',
-                            help='Federation (name or UUID)')
+        _federation_argument(parser)
         return parser
 
     def take_action(self, parsed_args):
