@@ -491,7 +491,7 @@ contexts:
 ''' % base64.b64encode(b'-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').decode()
 
 
-def wait_federation(client, ident, timeout=60):
+def wait_federation(client, ident, timeout=300):
     deadline = time.time() + timeout
     while time.time() < deadline:
         resp = call(client, 'GET', '/v1/federations/%s' % ident)
