@@ -843,11 +843,10 @@ def test_request_cloud_checks_log_in_once_and_keep_their_connection(conn, lab, t
 
 
 @pytest.mark.parametrize('field, value, status, message', [
-    ('image_id', 'no-such-image', 404, 'Image no-such-image could not be found.'),
+    ('image_id', 'no-such-image', 400, 'Image no-such-image could not be found.'),
     ('image_id', 'tiny', 400, "Image tiny doesn't contain os_distro field."),
     ('flavor_id', 'm1.nope', 400, 'Unable to find flavor m1.nope.'),
     ('master_flavor_id', 'm1.nope', 400, 'Unable to find flavor m1.nope.'),
-    ('keypair_id', 'no-such-key', 404, 'Unable to find keypair no-such-key.'),
     ('external_network_id', 'no-such-net', 400, 'Unable to find external network no-such-net'),
     # {internal}: this process's own network (its name differs between test processes)
     ('external_network_id', '{internal}', 400,
@@ -868,11 +867,29 @@ def test_rest_template_validation_against_the_cloud(cloud_api, field, value, sta
                             timeout=60)
     assert created.status_code == 201, created.text
     assert created.json()['cluster_distro'] == 'debian'
-    # A cluster's own flavor and keypair are checked too.
+    # A cluster's own flavor is checked too.
     resp = requests.post(cloud_api.url + '/v1/clusters', json={
         'name': 'c', 'cluster_template_id': 'ok', 'flavor_id': 'm1.nope'}, headers=headers,
         timeout=60)
     assert resp.status_code == 400 and 'Unable to find flavor m1.nope.' in resp.text
+
+
+def test_rest_keypair_is_checked_when_a_cluster_is_made(cloud_api):
+    """As Magnum: a template's keypair is not checked (a template without a valid
+    keypair is valid), a cluster's is - its own, else the template's: 404."""
+    import requests
+    headers = {'OpenStack-API-Version': 'container-infra latest'}
+    url = cloud_api.url + '/v1/'
+    resp = requests.post(url + 'clustertemplates', headers=headers, timeout=60, json={
+        'name': 'nokey', 'coe': 'kubernetes', 'image_id': IMAGE, 'keypair_id': 'no-such-key',
+        'external_network_id': 'public', 'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'})
+    assert resp.status_code == 201, resp.text
+    for body, missing in (({}, 'no-such-key'), ({'keypair': 'other-key'}, 'other-key')):
+        resp = requests.post(url + 'clusters', headers=headers, timeout=60,
+                             json=dict(body, name='c', cluster_template_id='nokey'))
+        assert resp.status_code == 404, resp.text
+        assert resp.json()['errors'][0]['detail'] == 'Unable to find keypair %s.' % missing
+    assert requests.get(url + 'clusters', headers=headers, timeout=60).json()['clusters'] == []
 
 
 def test_rest_cluster_create_checks_room_on_the_cloud(cloud_api, bm_pool):

@@ -332,8 +332,8 @@ class CloudChecks(object):
     def image_distro(self, image_ident):
         """The image's ``os_distro`` (Glance): the template's cluster_distro."""
         image = self.conn.image.find_image(image_ident, ignore_missing=True)
-        if image is None:
-            raise NotFound("Image %s could not be found." % image_ident)
+        if image is None:   # Magnum's ImageNotFound is a 400
+            raise Invalid("Image %s could not be found." % image_ident)
         distro = image.os_distro or (image.properties or {}).get('os_distro')
         if not distro:
             raise Invalid("Image %s doesn't contain os_distro field." % image_ident)
@@ -412,9 +412,10 @@ class CloudChecks(object):
                 raise Invalid("%s is not supported on bare metal (server_type=bm)." % label)
 
     def template(self, tpl):
+        """As Magnum's template checks: not the keypair, which is a cluster's (a
+        cluster without its own takes the template's, checked then)."""
         self.flavor(tpl.get('flavor_id'))
         self.flavor(tpl.get('master_flavor_id'))
-        self.keypair(tpl.get('keypair_id'))
         self.external_network(tpl.get('external_network_id'))
         self.fixed_network(tpl.get('fixed_network'), tpl.get('fixed_subnet'))
 
