@@ -64,6 +64,13 @@ def test_openstack_coe_cli(coe, tmp_path):
     bad = coe('cluster', 'template', 'create', 'bad', '--coe', 'swarm', '--image', 'debian-12',
               '--external-network', 'public', '--network-driver', 'calico', ok=False)
     assert bad.returncode != 0 and 'Network driver type calico' in bad.stdout + bad.stderr
+    # A Mesos template with the client's defaults (it sends docker_storage_driver overlay2,
+    # the agents' Docker's).
+    mesos = coe('cluster', 'template', 'create', 'mesos-tpl', '--coe', 'mesos', '--image',
+                'debian-12', '--external-network', 'public', fmt_json=True)
+    assert (mesos['coe'], mesos['docker_storage_driver'], mesos['network_driver']) == (
+        'mesos', 'overlay2', 'docker')
+    coe('cluster', 'template', 'delete', 'mesos-tpl')
 
     # clusters
     proc = coe('cluster', 'create', 'c1', '--cluster-template', 'tpl', '--node-count', '2')

@@ -23,7 +23,10 @@ def test_template_defaults():
     swarm = model.build_template(dict(BASE, coe='swarm'))
     assert swarm['network_driver'] == 'docker'
     mesos = model.build_template(dict(BASE, coe='mesos'))
-    assert mesos['docker_storage_driver'] is None
+    assert mesos['docker_storage_driver'] == 'devicemapper'
+    # the client's default (overlay2) is the agents' Docker's
+    assert model.build_template(dict(BASE, coe='mesos', docker_storage_driver='overlay2'))[
+        'docker_storage_driver'] == 'overlay2'
 
 
 @pytest.mark.parametrize('missing, message', [
@@ -41,7 +44,7 @@ def test_template_mandatory_fields(missing, message):
     ({'coe': 'swarm', 'network_driver': 'calico'}, 'Network driver type calico'),
     ({'network_driver': 'Flannel'}, 'Network driver type Flannel'),
     ({'volume_driver': 'rexray'}, 'Volume driver type rexray'),
-    ({'coe': 'mesos', 'docker_storage_driver': 'overlay2'}, 'not supported for the mesos'),
+    ({'coe': 'mesos', 'docker_storage_driver': 'btrfs'}, 'Docker storage driver type btrfs'),
     ({'docker_volume_size': 2}, 'minimum value 3GB for devicemapper'),
     ({'docker_volume_size': 0, 'docker_storage_driver': 'overlay2'}, 'greater or equal to 1'),
     ({'coe': 'dcos'}, 'Value should be one of'),

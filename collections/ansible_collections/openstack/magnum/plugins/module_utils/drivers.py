@@ -41,10 +41,14 @@ COE_FACTS = {
         # The Docker API with TLS, and without it (tls_disabled).
         'api_ports': (2376, 2375),
     },
+    # Mesos' agents run their containers with Docker (the Docker containerizer): the
+    # template's storage driver is their Docker's, as for the other COEs (and
+    # python-magnumclient sends overlay2 by default).
     'mesos': {
         'network_drivers': ('docker',), 'default_network_driver': 'docker',
-        'volume_drivers': ('rexray',), 'storage_drivers': (),
-        'default_storage_driver': None, 'api_port': 5050, 'api_ports': (5050, 8080),
+        'volume_drivers': ('rexray',),
+        'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
+        'default_storage_driver': 'devicemapper', 'api_port': 5050, 'api_ports': (5050, 8080),
     },
 }
 
