@@ -41,9 +41,9 @@ COE_FACTS = {
         # The Docker API with TLS, and without it (tls_disabled).
         'api_ports': (2376, 2375),
     },
-    # Mesos' agents run their containers with Docker (the Docker containerizer): the
-    # template's storage driver is their Docker's, as for the other COEs (and
-    # python-magnumclient sends overlay2 by default).
+    # Magnum's API took a storage driver for every COE (devicemapper by default; its Mesos
+    # driver did not use it), and python-magnumclient sends overlay2 by default: taken.
+    # Mesos' agents run their containers with Docker, whose storage driver it is.
     'mesos': {
         'network_drivers': ('docker',), 'default_network_driver': 'docker',
         'volume_drivers': ('rexray',),
