@@ -12,8 +12,8 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    addons, baremetal, cloud, drivers, failures, images, k8s_config, labels, local_nodes, node_files,
-    node_volumes, registries)
+    addons, baremetal, cloud, drivers, failures, images, k8s_config, labels, local_nodes,
+    mesos_config, node_files, node_volumes, registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -153,4 +153,6 @@ class FilterModule(object):
                 'k8s_manifest': _wrap('k8s_manifest', addons.manifest_objects),
                 'k8s_manifest_addons': _wrap('k8s_manifest_addons', addons.manifest_addons),
                 'k8s_document': k8s_document,
+                'mesos_settings': _wrap('mesos_settings', mesos_config.settings),
+                'mesos_flag_files': _wrap('mesos_flag_files', mesos_config.flag_files),
                 'failure_reason': failures.failure_reason}

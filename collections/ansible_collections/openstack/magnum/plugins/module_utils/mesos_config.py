@@ -1,0 +1,126 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A Mesos cluster's configuration, as Magnum's Mesos driver laid it out: ZooKeeper on
+every master (an ensemble of 1, 3 or 5), mesos-master with the quorum of that count and
+Marathon on the masters, mesos-agent with the Docker containerizer (and Mesos' own where
+the labels ask for its isolators or image providers) on the agents.
+
+Pure: from the cluster, its template, its labels and the masters' addresses to the
+flags each daemon takes, written as the Mesos packages read them - one file per flag in
+/etc/mesos-master, /etc/mesos-slave and /etc/marathon/conf, the ZooKeeper URL in
+/etc/mesos/zk - and Debian's ZooKeeper configuration."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import posixpath
+
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+MASTER_COUNTS = (1, 3, 5)
+ZK_CLIENT_PORT, ZK_PEER_PORT, ZK_ELECTION_PORT = 2181, 2888, 3888
+MASTER_PORT, AGENT_PORT, MARATHON_PORT = 5050, 5051, 8080
+MASTER_WORK_DIR = '/var/lib/mesos/master'
+AGENT_WORK_DIR = '/var/lib/mesos/agent'
+ZK_DATA_DIR = '/var/lib/zookeeper'
+# Docker images take minutes to pull on a new agent (Mesos' default is one minute).
+EXECUTOR_REGISTRATION_TIMEOUT = '5mins'
+# What Mesos' own containerizer needs to run images (its documentation: "container
+# image support"): a root filesystem per container.
+IMAGE_ISOLATOR = 'filesystem/linux'
+
+
+def check_master_count(count):
+    if count not in MASTER_COUNTS:
+        raise Invalid("A Mesos cluster has 1, 3 or 5 masters (they run the ZooKeeper "
+                      "ensemble, which needs a majority), not %s." % count)
+
+
+def quorum(count):
+    """mesos-master's --quorum: a majority of the masters."""
+    return count // 2 + 1
+
+
+def zk_url(masters, path):
+    return 'zk://%s/%s' % (','.join('%s:%d' % (m, ZK_CLIENT_PORT) for m in masters), path)
+
+
+def _absolute(label, value):
+    if not posixpath.isabs(value) or '\n' in value or '..' in value.split('/'):
+        raise Invalid("Label %s must be an absolute path on the agents, not %r."
+                      % (label, value))
+    return value
+
+
+def agent_flags(labels, masters):
+    """mesos-agent's flags from the mesos_slave_* labels (the guide's meanings)."""
+    isolation = labels.get('mesos_slave_isolation') or ''
+    providers = labels.get('mesos_slave_image_providers') or ''
+    flags = {'master': zk_url(masters, 'mesos'), 'port': str(AGENT_PORT),
+             'containerizers': 'docker',
+             'work_dir': _absolute('mesos_slave_work_dir',
+                                   labels.get('mesos_slave_work_dir') or AGENT_WORK_DIR),
+             'executor_registration_timeout': EXECUTOR_REGISTRATION_TIMEOUT}
+    if isolation or providers:
+        # Isolators and image providers are the Mesos containerizer's.
+        flags['containerizers'] = 'docker,mesos'
+    if isolation:
+        flags['isolation'] = isolation
+    if providers:
+        if IMAGE_ISOLATOR not in isolation.split(','):
+            raise Invalid("Label mesos_slave_image_providers=%s needs %s in "
+                          "mesos_slave_isolation (Mesos runs an image in a root filesystem "
+                          "of its own)." % (providers, IMAGE_ISOLATOR))
+        flags['image_providers'] = providers
+    env_file = labels.get('mesos_slave_executor_env_variables')
+    if env_file:
+        flags['executor_environment_variables'] = 'file://' + _absolute(
+            'mesos_slave_executor_env_variables', env_file)
+    return flags
+
+
+def zoo_cfg(masters):
+    """Debian's /etc/zookeeper/conf/zoo.cfg for the ensemble of the masters."""
+    lines = ['tickTime=2000', 'initLimit=10', 'syncLimit=5', 'dataDir=%s' % ZK_DATA_DIR,
+             'clientPort=%d' % ZK_CLIENT_PORT]
+    if len(masters) > 1:
+        lines += ['server.%d=%s:%d:%d' % (i + 1, m, ZK_PEER_PORT, ZK_ELECTION_PORT)
+                  for i, m in enumerate(masters)]
+    return '\n'.join(lines) + '\n'
+
+
+def settings(cluster, labels, masters, api_host=None):
+    """Everything the role writes. ``masters``: the masters' addresses, master-0 first
+    (ZooKeeper's ids follow that order); ``api_host``: the master load balancer's
+    address when there is one (else the first master's)."""
+    masters = [str(m) for m in masters]
+    check_master_count(len(masters))
+    labels = labels or {}
+    return {
+        'zookeeper': {'zoo_cfg': zoo_cfg(masters),
+                      'myid': dict((m, str(i + 1)) for i, m in enumerate(masters))},
+        'zk': zk_url(masters, 'mesos'),
+        'master': {'zk': zk_url(masters, 'mesos'), 'quorum': str(quorum(len(masters))),
+                   'port': str(MASTER_PORT), 'work_dir': MASTER_WORK_DIR,
+                   'cluster': str(cluster['name'])},
+        'agent': agent_flags(labels, masters),
+        'marathon': {'master': zk_url(masters, 'mesos'), 'zk': zk_url(masters, 'marathon'),
+                     'http_port': str(MARATHON_PORT)},
+        'api_address': 'http://%s:%d' % (api_host or masters[0], MARATHON_PORT),
+    }
+
+
+def flag_files(found, role):
+    """The files (path -> content) of ``role`` ('master' or 'agent'): its flags one file
+    each, as the Mesos packages' start scripts read them, and the ZooKeeper URL; a
+    master also has Marathon's flags."""
+    files = {'/etc/mesos/zk': found['zk'] + '\n'}
+    where = {'master': '/etc/mesos-master', 'agent': '/etc/mesos-slave'}[role]
+    for flag, value in found[role].items():
+        if flag not in ('zk', 'master'):   # the start scripts take it from /etc/mesos/zk
+            files['%s/%s' % (where, flag)] = value + '\n'
+    if role == 'master':
+        for flag, value in found['marathon'].items():
+            files['/etc/marathon/conf/%s' % flag] = value + '\n'
+    return files

@@ -1,0 +1,99 @@
+"""A Mesos cluster's generated configuration (module_utils/mesos_config.py): ZooKeeper's
+ensemble, mesos-master's quorum, the agents' flags from the guide's labels, Marathon."""
+
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import mesos_config as mesos
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+CLUSTER = {'name': 'm1'}
+THREE = ['10.0.0.3', '10.0.0.4', '10.0.0.5']
+
+
+def test_three_masters_form_an_ensemble_with_a_quorum_of_two():
+    found = mesos.settings(CLUSTER, {}, THREE)
+    zk = 'zk://10.0.0.3:2181,10.0.0.4:2181,10.0.0.5:2181/mesos'
+    assert found['zk'] == zk
+    assert found['master'] == {'zk': zk, 'quorum': '2', 'port': '5050',
+                               'work_dir': '/var/lib/mesos/master', 'cluster': 'm1'}
+    assert found['zookeeper']['myid'] == {'10.0.0.3': '1', '10.0.0.4': '2', '10.0.0.5': '3'}
+    cfg = found['zookeeper']['zoo_cfg'].splitlines()
+    assert 'clientPort=2181' in cfg and 'dataDir=/var/lib/zookeeper' in cfg
+    assert [line for line in cfg if line.startswith('server.')] == [
+        'server.1=10.0.0.3:2888:3888', 'server.2=10.0.0.4:2888:3888',
+        'server.3=10.0.0.5:2888:3888']
+    assert found['marathon'] == {
+        'master': zk, 'http_port': '8080',
+        'zk': 'zk://10.0.0.3:2181,10.0.0.4:2181,10.0.0.5:2181/marathon'}
+    # Marathon is the cluster's API: on the first master, or the load balancer.
+    assert found['api_address'] == 'http://10.0.0.3:8080'
+    assert mesos.settings(CLUSTER, {}, THREE, api_host='10.0.0.9')['api_address'] == \
+        'http://10.0.0.9:8080'
+
+
+@pytest.mark.parametrize('count, quorum', [(1, '1'), (3, '2'), (5, '3')])
+def test_quorum_is_a_majority_of_the_masters(count, quorum):
+    masters = ['10.0.0.%d' % (i + 3) for i in range(count)]
+    found = mesos.settings(CLUSTER, {}, masters)
+    assert found['master']['quorum'] == quorum
+    # a single master runs ZooKeeper standalone (no server list)
+    assert ('server.1=' in found['zookeeper']['zoo_cfg']) == (count > 1)
+
+
+@pytest.mark.parametrize('count', [0, 2, 4, 7])
+def test_other_master_counts_are_refused_naming_the_rule(count):
+    with pytest.raises(Invalid, match='1, 3 or 5 masters .* not %d' % count):
+        mesos.settings(CLUSTER, {}, ['10.0.0.%d' % i for i in range(count)])
+
+
+def test_agents_run_docker_by_default():
+    agent = mesos.settings(CLUSTER, {}, THREE[:1])['agent']
+    assert agent == {'master': 'zk://10.0.0.3:2181/mesos', 'port': '5051',
+                     'containerizers': 'docker', 'work_dir': '/var/lib/mesos/agent',
+                     'executor_registration_timeout': '5mins'}
+
+
+def test_the_guides_labels_become_the_agents_flags():
+    agent = mesos.settings(CLUSTER, {
+        'mesos_slave_isolation': 'filesystem/linux,docker/runtime',
+        'mesos_slave_image_providers': 'docker',
+        'mesos_slave_work_dir': '/tmp/mesos',
+        'mesos_slave_executor_env_variables': '/home/ubuntu/test.json'}, THREE)['agent']
+    assert agent['containerizers'] == 'docker,mesos'
+    assert agent['isolation'] == 'filesystem/linux,docker/runtime'
+    assert agent['image_providers'] == 'docker'
+    assert agent['work_dir'] == '/tmp/mesos'
+    assert agent['executor_environment_variables'] == 'file:///home/ubuntu/test.json'
+    # isolators alone also need Mesos' containerizer
+    assert mesos.settings(CLUSTER, {'mesos_slave_isolation': 'cgroups/cpu'}, THREE)[
+        'agent']['containerizers'] == 'docker,mesos'
+
+
+@pytest.mark.parametrize('labels, message', [
+    ({'mesos_slave_image_providers': 'docker'}, 'needs filesystem/linux in mesos_slave_iso'),
+    ({'mesos_slave_image_providers': 'appc', 'mesos_slave_isolation': 'cgroups/cpu'},
+     'needs filesystem/linux'),
+    ({'mesos_slave_work_dir': 'tmp/mesos'}, 'mesos_slave_work_dir must be an absolute path'),
+    ({'mesos_slave_work_dir': '/var/../etc'}, 'mesos_slave_work_dir must be an absolute'),
+    ({'mesos_slave_executor_env_variables': 'env.json'},
+     'mesos_slave_executor_env_variables must be an absolute path'),
+])
+def test_labels_mesos_cannot_take_are_refused_naming_them(labels, message):
+    with pytest.raises(Invalid, match=message):
+        mesos.settings(CLUSTER, labels, THREE)
+
+
+def test_flag_files_are_one_per_flag_as_the_packages_read_them():
+    found = mesos.settings(CLUSTER, {'mesos_slave_work_dir': '/srv/mesos'}, THREE)
+    master = mesos.flag_files(found, 'master')
+    assert master['/etc/mesos/zk'] == found['zk'] + '\n'
+    assert master['/etc/mesos-master/quorum'] == '2\n'
+    assert master['/etc/mesos-master/cluster'] == 'm1\n'
+    assert master['/etc/marathon/conf/http_port'] == '8080\n'
+    # the ZooKeeper URL only in /etc/mesos/zk (the start scripts pass it: no duplicate flag)
+    assert '/etc/mesos-master/zk' not in master
+    agent = mesos.flag_files(found, 'agent')
+    assert agent['/etc/mesos-slave/work_dir'] == '/srv/mesos\n'
+    assert agent['/etc/mesos-slave/containerizers'] == 'docker\n'
+    assert '/etc/mesos-slave/master' not in agent and not any(
+        path.startswith('/etc/marathon') for path in agent)
