@@ -105,14 +105,30 @@ def caller_connection():
     token expires: a caller's requests log in once, and a cluster create's checks and
     its credential share it."""
     if 'caller_connection' not in g:
-        import openstack
         token = request.headers.get('X-Auth-Token')
         project = g.scope.project_id
         g.caller_connection = _connections().get(
             _connections().key('caller', token, project),
-            lambda: openstack.connect(**credentials.caller_cloud(settings(), token, project)),
+            lambda: _logged_in(credentials.caller_cloud(settings(), token, project)),
             cloud_connections.token_expiry(request.environ.get('keystone.token_info')))
     return g.caller_connection
+
+
+def _logged_in(arguments):
+    """A connection as the caller, its token scoped now: a token Keystone no longer
+    takes (revoked, its project or user deleted since the API's token cache validated
+    it) is the caller's 401, not a server error in the middle of a check."""
+    import openstack
+    from keystoneauth1 import exceptions as ks_exceptions
+    connection = openstack.connect(**arguments)
+    try:
+        connection.session.get_token()
+    except ks_exceptions.HttpError as exc:
+        if exc.http_status not in (401, 403, 404):
+            raise
+        raise errors_mod.MagnumError(
+            'The request you have made requires authentication.', code=401)
+    return connection
 
 
 def json_document(argument=None):

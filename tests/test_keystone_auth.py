@@ -246,6 +246,8 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
         project_a = projects['a'].id
         assert list(admin.network.networks(project_id=project_a)) == []
         assert list(admin.network.routers(project_id=project_a)) == []
+
+        check_a_token_of_a_deleted_project_is_a_401(admin, server)
     finally:
         if coe(clouds_yaml, 'alice', 'cluster', 'list', '-f', 'json'):
             coe(clouds_yaml, 'alice', 'cluster', 'delete', 'c1', ok=False)
@@ -253,3 +255,37 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
                      timeout=600)
         alice.compute.delete_keypair(keypair, ignore_missing=True)
         alice.image.delete_image(image)
+
+
+def check_a_token_of_a_deleted_project_is_a_401(admin, server):
+    """A token the API's token cache still takes but Keystone no longer does (its project
+    deleted since): the cloud checks, which act as the caller, answer 401, not 500."""
+    import openstack
+    with open(LAB_CLOUDS_YAML) as f:
+        base = yaml.safe_load(f)['clouds'][LAB_CLOUD]
+    project = admin.identity.create_project(name=RUN + '-gone', domain_id='default')
+    password = uuidlib.uuid4().hex
+    user = admin.identity.create_user(name=RUN + '-gone', password=password,
+                                      domain_id='default')
+    try:
+        admin.identity.assign_project_role_to_user(project, user,
+                                                   admin.identity.find_role('member'))
+        time.sleep(1)   # Keystone revokes tokens issued in the second of a role change
+        token = openstack.connect(
+            auth_url=base['auth']['auth_url'], username=user.name, password=password,
+            project_id=project.id, user_domain_name='Default',
+            region_name=base.get('region_name'), load_yaml_config=False,
+            load_envvars=False).session.get_token()
+        headers = dict(LATEST, **{'X-Auth-Token': token})
+        url = server.url + '/v1/clustertemplates'
+        assert requests.get(url, headers=headers, timeout=60).status_code == 200
+        admin.identity.delete_project(project)
+        resp = requests.post(url, headers=headers, timeout=60, json={
+            'name': 'gone', 'coe': 'kubernetes', 'image_id': 'debian-12',
+            'external_network_id': 'public'})
+        assert resp.status_code == 401, resp.text
+        assert resp.json()['errors'][0]['detail'] == \
+            'The request you have made requires authentication.'
+    finally:
+        admin.identity.delete_user(user, ignore_missing=True)
+        admin.identity.delete_project(project, ignore_missing=True)
