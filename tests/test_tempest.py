@@ -89,6 +89,8 @@ def tempest_conf(workspace, api_url, image, keypair, entries):
         'identity': {'uri_v3': auth['auth_url'], 'auth_version': 'v3', 'admin_role': 'admin',
                      'region': lab.get('region_name', 'RegionOne')},
         'identity-feature-enabled': {'api_v2': 'false'},
+        # a loaded CI machine's lab answers slowly: slower, not red
+        'service-clients': {'http_timeout': '300'},
         'service_available': {'magnum': 'true'},
         'magnum': {'magnum_url': api_url + '/v1', 'image_id': image, 'nic_id': 'public',
                    'keypair_name': keypair, 'flavor_id': 'm1.tiny',
