@@ -97,3 +97,46 @@ def test_flag_files_are_one_per_flag_as_the_packages_read_them():
     assert agent['/etc/mesos-slave/containerizers'] == 'docker\n'
     assert '/etc/mesos-slave/master' not in agent and not any(
         path.startswith('/etc/marathon') for path in agent)
+
+
+def test_without_a_source_the_error_says_where_mesos_can_come_from():
+    with pytest.raises(Invalid, match='Apache retired Mesos.*set MAGNUM_MESOS_ARTIFACTS'):
+        mesos.artifact_source()
+
+
+def test_an_offline_directory_of_debs(tmp_path):
+    (tmp_path / 'mesos_1.11.0-2.0.1_amd64.deb').write_text('')
+    with pytest.raises(Invalid, match=r'is incomplete: missing marathon_\*\.deb\.'):
+        mesos.artifact_source(str(tmp_path))
+    (tmp_path / 'marathon_1.11.24_all.deb').write_text('')
+    assert mesos.artifact_source(str(tmp_path)) == {'mode': 'debs', 'debs': [
+        str(tmp_path / 'mesos_1.11.0-2.0.1_amd64.deb'),
+        str(tmp_path / 'marathon_1.11.24_all.deb')]}
+
+
+def test_an_offline_directory_of_binaries_and_marathons_tarball(tmp_path):
+    with pytest.raises(Invalid, match='missing bin/mesos-agent, bin/mesos-master, '
+                                      'marathon-<version>.tgz'):
+        mesos.artifact_source(str(tmp_path))
+    (tmp_path / 'bin').mkdir()
+    for name in ('mesos-master', 'mesos-agent'):
+        (tmp_path / 'bin' / name).write_text('')
+    with pytest.raises(Invalid, match='missing marathon-<version>.tgz'):
+        mesos.artifact_source(str(tmp_path))
+    (tmp_path / 'marathon-1.11.24.tgz').write_text('')
+    found = mesos.artifact_source(str(tmp_path))
+    assert found['mode'] == 'binaries' and found['marathon'] == str(
+        tmp_path / 'marathon-1.11.24.tgz')
+    assert found['bin']['mesos-agent'] == str(tmp_path / 'bin' / 'mesos-agent')
+    with pytest.raises(Invalid, match='is not a directory'):
+        mesos.artifact_source(str(tmp_path / 'nowhere'))
+
+
+def test_an_apt_repository_is_a_sources_list_line():
+    line = 'deb [signed-by=/etc/apt/keyrings/mesos.gpg] https://repo.example/mesos bookworm main'
+    assert mesos.artifact_source(apt_repository=line) == {
+        'mode': 'apt', 'repository': line, 'packages': ['mesos', 'marathon']}
+    for bad in ('https://repo.example/mesos', 'deb file:///x bookworm main',
+                'deb https://repo.example/mesos bookworm main\ndeb http://evil x y'):
+        with pytest.raises(Invalid, match='must be a sources.list line'):
+            mesos.artifact_source(apt_repository=bad)

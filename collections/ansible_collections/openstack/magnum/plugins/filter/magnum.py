@@ -154,5 +154,6 @@ class FilterModule(object):
                 'k8s_manifest_addons': _wrap('k8s_manifest_addons', addons.manifest_addons),
                 'k8s_document': k8s_document,
                 'mesos_settings': _wrap('mesos_settings', mesos_config.settings),
+                'mesos_artifacts': _wrap('mesos_artifacts', mesos_config.artifact_source),
                 'mesos_flag_files': _wrap('mesos_flag_files', mesos_config.flag_files),
                 'failure_reason': failures.failure_reason}

@@ -14,7 +14,9 @@ flags each daemon takes, written as the Mesos packages read them - one file per 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import os
 import posixpath
+import re
 
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
@@ -124,3 +126,54 @@ def flag_files(found, role):
         for flag, value in found['marathon'].items():
             files['/etc/marathon/conf/%s' % flag] = value + '\n'
     return files
+
+
+# Where Mesos and Marathon come from: Apache retired Mesos and no repository these machines
+# reach has it, so an operator names one (as Kubernetes' artifacts are named).
+ARTIFACTS_ENV = 'MAGNUM_MESOS_ARTIFACTS'
+BINARIES = ('mesos-master', 'mesos-agent')
+_APT_LINE = re.compile(r'^deb (\[[^\]\n]*\] )?https?://[^\s]+ [^\s]+( [^\s]+)+$')
+
+
+def artifact_source(offline_dir='', apt_repository=''):
+    """``{'mode': 'debs', 'debs': [...]}`` (an offline directory's mesos_*.deb and
+    marathon_*.deb), ``{'mode': 'binaries', 'bin': {...}, 'marathon': tarball}`` (its
+    bin/mesos-master, bin/mesos-agent and marathon-*.tgz) or ``{'mode': 'apt',
+    'repository': line, 'packages': [...]}`` (an apt repository in the layout third-party
+    Mesos repositories use: its sources.list line). Else Invalid, naming what is missing,
+    before any node is touched."""
+    if offline_dir:
+        if not os.path.isdir(offline_dir):
+            raise Invalid("%s=%s is not a directory." % (ARTIFACTS_ENV, offline_dir))
+        names = sorted(os.listdir(offline_dir))
+        debs = dict((kind, [n for n in names if n.startswith(kind + '_') and n.endswith('.deb')])
+                    for kind in ('mesos', 'marathon'))
+        if debs['mesos'] or debs['marathon']:
+            missing = [kind + '_*.deb' for kind in ('mesos', 'marathon') if not debs[kind]]
+            if missing:
+                raise Invalid("%s=%s is incomplete: missing %s." % (
+                    ARTIFACTS_ENV, offline_dir, ', '.join(missing)))
+            found = debs['mesos'] + debs['marathon']
+            return {'mode': 'debs', 'debs': [os.path.join(offline_dir, n) for n in found]}
+        binaries = dict((b, os.path.join(offline_dir, 'bin', b)) for b in BINARIES)
+        tarballs = [n for n in names if n.startswith('marathon-') and n.endswith('.tgz')]
+        missing = ['bin/' + b for b, path in sorted(binaries.items())
+                   if not os.path.isfile(path)]
+        if not tarballs:
+            missing.append('marathon-<version>.tgz')
+        if missing:
+            raise Invalid("%s=%s is incomplete: missing %s (or give mesos_*.deb and "
+                          "marathon_*.deb)." % (ARTIFACTS_ENV, offline_dir, ', '.join(missing)))
+        return {'mode': 'binaries', 'bin': binaries,
+                'marathon': os.path.join(offline_dir, tarballs[-1])}
+    if apt_repository:
+        if not _APT_LINE.match(apt_repository):
+            raise Invalid("The Mesos apt repository must be a sources.list line "
+                          "('deb https://<host>/<path> <suite> <component>'), not %r."
+                          % apt_repository)
+        return {'mode': 'apt', 'repository': apt_repository,
+                'packages': ['mesos', 'marathon']}
+    raise Invalid("Mesos and Marathon are in no package repository these machines reach "
+                  "(Apache retired Mesos): set %s to a directory of their .debs (or "
+                  "bin/mesos-master, bin/mesos-agent and marathon-<version>.tgz), or name an "
+                  "apt repository that has them." % ARTIFACTS_ENV)
