@@ -6,7 +6,7 @@ every master (an ensemble of 1, 3 or 5), mesos-master with the quorum of that co
 Marathon on the masters, mesos-agent with the Docker containerizer (and Mesos' own where
 the labels ask for its isolators or image providers) on the agents.
 
-Pure: from the cluster, its template, its labels and the masters' addresses to the
+Pure: from the cluster, its labels and the masters' addresses to the
 flags each daemon takes, written as the Mesos packages read them - one file per flag in
 /etc/mesos-master, /etc/mesos-slave and /etc/marathon/conf, the ZooKeeper URL in
 /etc/mesos/zk - and Debian's ZooKeeper configuration."""
@@ -55,11 +55,12 @@ def _absolute(label, value):
     return value
 
 
-def agent_flags(labels, masters):
-    """mesos-agent's flags from the mesos_slave_* labels (the guide's meanings)."""
+def agent_flags(labels, zk):
+    """mesos-agent's flags from the mesos_slave_* labels (the guide's meanings); ``zk``:
+    the masters' ZooKeeper URL."""
     isolation = labels.get('mesos_slave_isolation') or ''
     providers = labels.get('mesos_slave_image_providers') or ''
-    flags = {'master': zk_url(masters, 'mesos'), 'port': str(AGENT_PORT),
+    flags = {'master': zk, 'port': str(AGENT_PORT),
              'containerizers': 'docker',
              'work_dir': _absolute('mesos_slave_work_dir',
                                    labels.get('mesos_slave_work_dir') or AGENT_WORK_DIR),
@@ -99,15 +100,16 @@ def settings(cluster, labels, masters, api_host=None):
     masters = [str(m) for m in masters]
     check_master_count(len(masters))
     labels = labels or {}
+    zk = zk_url(masters, 'mesos')
     return {
         'zookeeper': {'zoo_cfg': zoo_cfg(masters),
                       'myid': dict((m, str(i + 1)) for i, m in enumerate(masters))},
-        'zk': zk_url(masters, 'mesos'),
-        'master': {'zk': zk_url(masters, 'mesos'), 'quorum': str(quorum(len(masters))),
+        'zk': zk,
+        'master': {'zk': zk, 'quorum': str(quorum(len(masters))),
                    'port': str(MASTER_PORT), 'work_dir': MASTER_WORK_DIR,
                    'cluster': str(cluster['name'])},
-        'agent': agent_flags(labels, masters),
-        'marathon': {'master': zk_url(masters, 'mesos'), 'zk': zk_url(masters, 'marathon'),
+        'agent': agent_flags(labels, zk),
+        'marathon': {'master': zk, 'zk': zk_url(masters, 'marathon'),
                      'http_port': str(MARATHON_PORT)},
         'api_address': 'http://%s:%d' % (api_host or masters[0], MARATHON_PORT),
     }
