@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from api import auth_cache
 from conftest import HELM, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, debian_image, helm, wait_for
 from conftest import lab_connect as connect
 
@@ -93,6 +94,9 @@ class Infra:
                         ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'),
                         ANSIBLE_CALLBACK_RESULT_FORMAT='json',
                         PATH='%s:%s' % (BIN, os.environ['PATH']))
+        # One Keystone login for all the runs' modules, as the API gives its jobs
+        # (api/auth_cache.py): a login per module run is most of the lab's work.
+        self.env.update(auth_cache.job_env(tmp_path, inherit=False))
 
     def module(self, module_name, check_mode=False, **args):
         run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
