@@ -12,8 +12,8 @@ import os
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    addons, baremetal, cloud, drivers, failures, images, k8s_config, labels, local_nodes,
-    mesos_config, node_files, node_volumes, registries)
+    addons, baremetal, cloud, cloud_servers, drivers, failures, images, k8s_config, labels,
+    local_nodes, mesos_config, node_files, node_volumes, registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -122,6 +122,7 @@ class FilterModule(object):
                                                 local_nodes.nodes_as_servers),
                 'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
                 'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),
+                'vm_servers': _wrap('vm_servers', cloud_servers.specs),
                 'node_volume_list': _wrap('node_volume_list', node_volumes.of_node),
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
                 'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),

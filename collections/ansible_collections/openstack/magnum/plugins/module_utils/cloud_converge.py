@@ -134,3 +134,51 @@ def delete_volumes(conn, names, timeout, dry_run=False):
                 timeout, ', '.join(sorted(v.name for v in found))))
         time.sleep(1)
     return done
+
+
+def network(conn, prefix, spec, dry_run=False):
+    """The cluster's private network ``<prefix>-network``, its subnet ``<prefix>-subnet``
+    (``spec`` 'cidr', 'dns_nameservers') and router ``<prefix>-router`` to
+    'external_network' with an interface on the subnet, each made where missing; or, when
+    ``spec`` names a 'fixed_network', that network and its 'fixed_subnet' (else its first
+    IPv4 subnet), only read. Returns ([done], {'network': id, 'subnet': the subnet's
+    fields} or None in a dry run that would make them)."""
+    if spec.get('fixed_network'):
+        net = conn.network.find_network(spec['fixed_network'], ignore_missing=False)
+        if spec.get('fixed_subnet'):
+            subnet = conn.network.find_subnet(spec['fixed_subnet'], ignore_missing=False)
+        else:
+            subnet = next(iter(conn.network.subnets(network_id=net.id, ip_version=4)), None)
+            if subnet is None:
+                raise Conflict('Network %s has no IPv4 subnet.' % spec['fixed_network'])
+        return [], {'network': net.id, 'subnet': subnet.to_dict(computed=False)}
+    done = []
+    net = conn.network.find_network(prefix + '-network', ignore_missing=True)
+    if net is None:
+        done.append('create network %s-network' % prefix)
+        if not dry_run:
+            net = conn.network.create_network(name=prefix + '-network')
+    subnet = conn.network.find_subnet(prefix + '-subnet', ignore_missing=True)
+    if subnet is None:
+        done.append('create subnet %s-subnet (%s)' % (prefix, spec['cidr']))
+        if not dry_run:
+            subnet = conn.network.create_subnet(
+                name=prefix + '-subnet', network_id=net.id, ip_version=4, cidr=spec['cidr'],
+                dns_nameservers=spec.get('dns_nameservers') or [])
+    router = conn.network.find_router(prefix + '-router', ignore_missing=True)
+    if router is None:
+        done.append('create router %s-router' % prefix)
+        if not dry_run:
+            external = conn.network.find_network(spec['external_network'], ignore_missing=False)
+            router = conn.network.create_router(
+                name=prefix + '-router', external_gateway_info={'network_id': external.id})
+    attached = router is not None and subnet is not None and any(
+        any(f.get('subnet_id') == subnet.id for f in (p.fixed_ips or []))
+        for p in conn.network.ports(device_id=router.id))
+    if not attached:
+        done.append('attach %s-subnet to %s-router' % (prefix, prefix))
+        if not dry_run:
+            conn.network.add_interface_to_router(router, subnet_id=subnet.id)
+    if subnet is None:
+        return done, None
+    return done, {'network': net.id, 'subnet': subnet.to_dict(computed=False)}
