@@ -221,6 +221,25 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         assert sorted(listener.allowed_cidrs) == ['10.0.0.0/24', '192.0.2.0/24']
         assert lb.vip_address == '10.0.0.5'  # the plan's load-balancer address
         assert len(cluster['node_addresses']) == 2
+        # The modules that made them (one run each): a second run changes nothing; check
+        # mode only tells (a master left out would leave the pools).
+        net = infra.module('cluster_network', cluster='vmc', cloud=CLOUD, prefix=prefix[:-1],
+                           external_network='public')
+        assert not net['changed'] and net['subnet']['cidr'] == '10.0.0.0/24', net['done']
+        masters = [{'name': s.name, 'address': s.metadata['magnum_address']}
+                   for s in servers if '-master-' in s.name]
+        lb_args = dict(cluster='vmc', cloud=CLOUD, name=prefix + 'api-lb', ports=[6443],
+                       subnet=net['subnet']['id'], address='10.0.0.5', masters=masters,
+                       allowed_cidrs=['192.0.2.0/24', '10.0.0.0/24'])
+        again = infra.module('cluster_load_balancer', **lb_args)
+        assert not again['changed'] and again['load_balancer']['id'] == lb.id, again['done']
+        told = infra.module('cluster_load_balancer', check_mode=True,
+                            **dict(lb_args, masters=masters[:2]))
+        assert told['done'] == ['remove member %s from %sapi-lb-6443-pool' % (
+            masters[2]['address'], prefix)], told['done']
+        assert len(list(conn.load_balancer.members(pool.id))) == 3
+        listed = infra.module('cluster_servers', cluster='vmc', cloud=CLOUD)
+        assert not listed['changed'] and sorted(s['name'] for s in listed['servers']) == names
         before = dict((s.name, s.id) for s in servers)
 
         # Grow by one: only the new server (and its port, volume, FIP) appears.
