@@ -90,3 +90,51 @@ def test_modules_run_in_the_controller_with_the_results_of_a_module_process(tmp_
     assert required['failed'] and required['msg'] == 'action is sign but all of the following ' \
         'are missing: csr', required
     assert removed['changed'], removed
+
+
+def test_store_provider_and_cloud_come_from_extra_vars(tmp_path):
+    """What AWX passes as extra vars (an "OpenStack Magnum" credential's injectors,
+    awx/assets.json) choose the store (magnum_db_url), the infrastructure provider
+    (magnum_infra_provider) and the cloud (magnum_cloud) of an entry playbook's run, with no
+    MAGNUM_* environment: the records land in the extra var's store (the default store is
+    never made), and each run fails as its provider and cloud would."""
+    def run(extra):
+        env = {'PATH': str(BIN) + ':/usr/bin:/bin', 'HOME': str(tmp_path),
+               'XDG_DATA_HOME': str(tmp_path / 'data'), 'OS_CLIENT_CONFIG_FILE': str(clouds),
+               'ANSIBLE_CONFIG': str(REPO / 'ansible.cfg')}
+        return subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml',
+                               '-e', json.dumps(extra)], cwd=str(REPO), env=env,
+                              capture_output=True, text=True)
+
+    def record(name):
+        import sqlite3
+        with sqlite3.connect(str(store)) as db:
+            return db.execute('SELECT status, status_reason FROM clusters WHERE name = ?',
+                              (name,)).fetchone()
+
+    clouds = tmp_path / 'clouds.yaml'
+    clouds.write_text(yaml.safe_dump({'clouds': {'elsewhere': {
+        'auth': {'auth_url': 'http://127.0.0.1:9/v3', 'username': 'u', 'password': 'p',
+                 'project_name': 'p', 'user_domain_name': 'Default',
+                 'project_domain_name': 'Default'}}}}))
+    store = tmp_path / 'awx.sqlite'
+    url = 'sqlite:///%s' % store
+    subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
+                    '-a', json.dumps(dict(TEMPLATE, db_url=url))], cwd=str(REPO),
+                   env={'PATH': str(BIN) + ':/usr/bin:/bin', 'HOME': str(tmp_path),
+                        'ANSIBLE_CONFIG': str(REPO / 'ansible.cfg')}, check=True,
+                   capture_output=True)
+    # provider none: the Swarm driver gets no nodes and says so.
+    first = run({'cluster': {'name': 'c1', 'cluster_template_id': 't1', 'node_count': 1},
+                 'magnum_db_url': url, 'magnum_infra_provider': 'none'})
+    assert first.returncode != 0
+    status, reason = record('c1')
+    assert status == 'CREATE_FAILED' and 'provider none gave none' in reason, reason
+    # provider openstack on the cloud named by magnum_cloud (whose Keystone is not there).
+    second = run({'cluster': {'name': 'c2', 'cluster_template_id': 't1', 'node_count': 1},
+                  'magnum_db_url': url, 'magnum_infra_provider': 'openstack',
+                  'magnum_cloud': 'elsewhere'})
+    assert second.returncode != 0
+    status, reason = record('c2')
+    assert status == 'CREATE_FAILED' and '127.0.0.1:9' in reason, reason
+    assert not (tmp_path / 'data' / 'openstack-magnum' / 'magnum.sqlite').exists()

@@ -8,6 +8,10 @@ connection, the module's class runs in this worker process (module_utils/base.py
 ControllerRun) instead of a Python of its own that unpacks the module and imports the
 store again — most of a bookkeeping task's cost. Anything else — another host, become,
 a task environment, async — runs the module as Ansible always does.
+
+The store a module works on is its ``db_url`` option, else the play's variable
+``magnum_db_url`` (an extra var, as an AWX credential of type "OpenStack Magnum" injects
+it; awx/README.md), else E(MAGNUM_DB_URL), else the default file (module_utils/store.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,6 +27,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.base import (
     ControllerRun, Exited, MagnumModule)
 
 MODULES = 'ansible_collections.openstack.magnum.plugins.modules.'
+STORE_VAR = 'magnum_db_url'
 
 
 def module_class(name):
@@ -46,15 +51,25 @@ class ActionModule(ActionBase):
                 and not any(self._task.environment or ())   # [{}] when none is set
                 and not self._task.async_val)
 
+    def _module_args(self, task_vars):
+        """The task's arguments, with the store from ``magnum_db_url`` unless it names one."""
+        args = dict(self._task.args)
+        url = (task_vars or {}).get(STORE_VAR)
+        if url and not args.get('db_url'):
+            args['db_url'] = str(self._templar.template(url))
+        return args
+
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         fqcn = self._task.resolved_action or self._task.action
+        args = self._module_args(task_vars)
         if not self._runs_here():
-            result.update(self._execute_module(module_name=fqcn, task_vars=task_vars))
+            result.update(self._execute_module(module_name=fqcn, module_args=args,
+                                               task_vars=task_vars))
             return result
         name = fqcn.rsplit('.', 1)[-1]
         check_mode = bool(self._task.check_mode)
-        run = functools.partial(ControllerRun, fqcn, dict(self._task.args), check_mode)
+        run = functools.partial(ControllerRun, fqcn, args, check_mode)
         try:
             module_class(name)(run)()
         except Exited as end:

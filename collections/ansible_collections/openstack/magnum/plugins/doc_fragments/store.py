@@ -13,8 +13,10 @@ options:
     description:
       - SQLAlchemy URL of the state store shared with the API, for example
         C(sqlite:////var/lib/magnum/magnum.sqlite) or C(postgresql://user:pw@host/magnum).
-      - Defaults to the E(MAGNUM_DB_URL) environment variable, else a SQLite file under
-        the user's data directory (C(~/.local/share/openstack-magnum/magnum.sqlite)).
+      - Defaults to the play's variable C(magnum_db_url) (an extra var, as AWX credentials
+        of type C(OpenStack Magnum) inject it), else the E(MAGNUM_DB_URL) environment
+        variable, else a SQLite file under the user's data directory
+        (C(~/.local/share/openstack-magnum/magnum.sqlite)).
     type: str
   project_id:
     description:
