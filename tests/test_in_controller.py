@@ -4,6 +4,7 @@ masking as the same module run as a process of its own (which a task environment
 forces), and the module process really is skipped."""
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -107,7 +108,6 @@ def test_store_provider_and_cloud_come_from_extra_vars(tmp_path):
                               capture_output=True, text=True)
 
     def record(name):
-        import sqlite3
         with sqlite3.connect(str(store)) as db:
             return db.execute('SELECT status, status_reason FROM clusters WHERE name = ?',
                               (name,)).fetchone()
@@ -131,10 +131,13 @@ def test_store_provider_and_cloud_come_from_extra_vars(tmp_path):
     status, reason = record('c1')
     assert status == 'CREATE_FAILED' and 'provider none gave none' in reason, reason
     # provider openstack on the cloud named by magnum_cloud (whose Keystone is not there).
-    second = run({'cluster': {'name': 'c2', 'cluster_template_id': 't1', 'node_count': 1},
-                  'magnum_db_url': url, 'magnum_infra_provider': 'openstack',
+    # ... its cluster described by variables of their own, as an AWX survey gives them.
+    second = run({'cluster': 'c2', 'cluster_template_id': 't1', 'node_count': 2,
+                  'master_count': 1, 'magnum_db_url': url, 'magnum_infra_provider': 'openstack',
                   'magnum_cloud': 'elsewhere'})
     assert second.returncode != 0
     status, reason = record('c2')
     assert status == 'CREATE_FAILED' and '127.0.0.1:9' in reason, reason
+    with sqlite3.connect(str(store)) as db:
+        assert db.execute("SELECT node_count FROM clusters WHERE name = 'c2'").fetchone() == (2,)
     assert not (tmp_path / 'data' / 'openstack-magnum' / 'magnum.sqlite').exists()
