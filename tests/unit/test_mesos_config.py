@@ -140,3 +140,41 @@ def test_an_apt_repository_is_a_sources_list_line():
                 'deb https://repo.example/mesos bookworm main\ndeb http://evil x y'):
         with pytest.raises(Invalid, match='must be a sources.list line'):
             mesos.artifact_source(apt_repository=bad)
+
+
+def test_a_nodes_own_address_names_it_to_the_masters():
+    found = mesos.settings(CLUSTER, {}, THREE)
+    agent = mesos.flag_files(found, 'agent', '10.0.0.7')
+    assert agent['/etc/mesos-slave/ip'] == agent['/etc/mesos-slave/hostname'] == '10.0.0.7\n'
+    master = mesos.flag_files(found, 'master', '10.0.0.3')
+    assert master['/etc/mesos-master/hostname'] == '10.0.0.3\n'
+    assert '/etc/mesos-slave/ip' not in mesos.flag_files(found, 'agent')
+    # ZooKeeper answers the status words the role's quorum check asks
+    assert '4lw.commands.whitelist=srvr,ruok' in found['zookeeper']['zoo_cfg'].splitlines()
+
+
+STATE = {'leader': 'master@10.0.0.3:5050',
+         'slaves': [{'hostname': '10.0.0.7', 'active': True},
+                    {'hostname': '10.0.0.8', 'active': True}]}
+
+
+def test_health_is_a_leader_every_agent_active_and_marathon():
+    assert mesos.health(STATE, ['10.0.0.7', '10.0.0.8'], True) == {
+        'status': 'HEALTHY', 'reason': {'api': 'ok'}}
+    inactive = dict(STATE, slaves=[dict(STATE['slaves'][0], active=False)])
+    assert mesos.health(inactive, ['10.0.0.7', '10.0.0.8'], False) == {
+        'status': 'UNHEALTHY', 'reason': {
+            '10.0.0.7.status': 'inactive', '10.0.0.8.status': 'not registered with the masters',
+            'marathon': 'not answering', 'api': 'ok'}}
+    assert mesos.health(dict(STATE, leader=None), ['10.0.0.7'], True)['reason'] == {
+        'masters': 'no leading master elected', 'api': 'ok'}
+    assert mesos.health(None, ['10.0.0.7'], True) == {
+        'status': 'UNKNOWN', 'reason': {'api': 'The cluster is not accessible'}}
+
+
+def test_maintenance_takes_the_leaving_agents_by_address():
+    calls = mesos.maintenance(['10.0.0.8'], 1700000000000000000)
+    ids = [{'hostname': '10.0.0.8', 'ip': '10.0.0.8'}]
+    assert calls == {'schedule': {'windows': [{'machine_ids': ids, 'unavailability': {
+        'start': {'nanoseconds': 1700000000000000000}}}]}, 'down': ids}
+    assert mesos.maintenance([], 1) == {'schedule': {'windows': []}, 'down': []}

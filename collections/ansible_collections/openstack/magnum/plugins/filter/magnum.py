@@ -157,4 +157,6 @@ class FilterModule(object):
                 'mesos_settings': _wrap('mesos_settings', mesos_config.settings),
                 'mesos_artifacts': _wrap('mesos_artifacts', mesos_config.artifact_source),
                 'mesos_flag_files': _wrap('mesos_flag_files', mesos_config.flag_files),
+                'mesos_health': _wrap('mesos_health', mesos_config.health),
+                'mesos_maintenance': _wrap('mesos_maintenance', mesos_config.maintenance),
                 'failure_reason': failures.failure_reason}

@@ -86,7 +86,9 @@ def agent_flags(labels, zk):
 def zoo_cfg(masters):
     """Debian's /etc/zookeeper/conf/zoo.cfg for the ensemble of the masters."""
     lines = ['tickTime=2000', 'initLimit=10', 'syncLimit=5', 'dataDir=%s' % ZK_DATA_DIR,
-             'clientPort=%d' % ZK_CLIENT_PORT]
+             'clientPort=%d' % ZK_CLIENT_PORT,
+             # what zkServer.sh status and the role's quorum check ask (none by default)
+             '4lw.commands.whitelist=srvr,ruok']
     if len(masters) > 1:
         lines += ['server.%d=%s:%d:%d' % (i + 1, m, ZK_PEER_PORT, ZK_ELECTION_PORT)
                   for i, m in enumerate(masters)]
@@ -115,13 +117,17 @@ def settings(cluster, labels, masters, api_host=None):
     }
 
 
-def flag_files(found, role):
+def flag_files(found, role, address=None):
     """The files (path -> content) of ``role`` ('master' or 'agent'): its flags one file
     each, as the Mesos packages' start scripts read them, and the ZooKeeper URL; a
-    master also has Marathon's flags."""
+    master also has Marathon's flags. With the node's ``address``, the daemon listens and
+    names itself by it (--ip, --hostname: how the masters and maintenance know agents)."""
     files = {'/etc/mesos/zk': found['zk'] + '\n'}
     where = {'master': '/etc/mesos-master', 'agent': '/etc/mesos-slave'}[role]
-    for flag, value in found[role].items():
+    flags = dict(found[role])
+    if address:
+        flags.update(ip=str(address), hostname=str(address))
+    for flag, value in flags.items():
         if flag not in ('zk', 'master'):   # the start scripts take it from /etc/mesos/zk
             files['%s/%s' % (where, flag)] = value + '\n'
     if role == 'master':
@@ -179,3 +185,39 @@ def artifact_source(offline_dir='', apt_repository=''):
                   "(Apache retired Mesos): set %s to a directory of their .debs (or "
                   "bin/mesos-master, bin/mesos-agent and marathon-<version>.tgz), or name an "
                   "apt repository that has them." % ARTIFACTS_ENV)
+
+
+def health(state, agents, marathon_answers):
+    """A Mesos cluster's health_status and health_status_reason (Magnum's shape: what is
+    wrong by name, and ``api``) from the leading master's ``/master/state`` (None: no
+    master answered), the agents' addresses the cluster has and whether Marathon answered:
+    HEALTHY when a leader is elected, every agent registered and active and Marathon
+    answers; else UNHEALTHY naming what is not; UNKNOWN when no master answered."""
+    if not state:
+        return {'status': 'UNKNOWN', 'reason': {'api': 'The cluster is not accessible'}}
+    reason = {}
+    if not state.get('leader'):
+        reason['masters'] = 'no leading master elected'
+    registered = dict((s.get('hostname'), s) for s in state.get('slaves') or [])
+    for agent in agents or []:
+        found = registered.get(str(agent))
+        if found is None:
+            reason['%s.status' % agent] = 'not registered with the masters'
+        elif not found.get('active', False):
+            reason['%s.status' % agent] = 'inactive'
+    if not marathon_answers:
+        reason['marathon'] = 'not answering'
+    status = 'UNHEALTHY' if reason else 'HEALTHY'
+    reason['api'] = 'ok'
+    return {'status': status, 'reason': reason}
+
+
+def maintenance(machines, now_ns):
+    """The bodies of Mesos' maintenance calls for the agents that leave (their addresses,
+    which are their --hostname and --ip): ``schedule`` (a window starting ``now_ns``, so
+    frameworks are asked to move their tasks) and ``down`` (the machines taken down, their
+    tasks killed and rescheduled elsewhere by Marathon)."""
+    ids = [{'hostname': str(m), 'ip': str(m)} for m in machines]
+    return {'schedule': {'windows': [{'machine_ids': ids, 'unavailability': {
+        'start': {'nanoseconds': int(now_ns)}}}]} if ids else {'windows': []},
+        'down': ids}
