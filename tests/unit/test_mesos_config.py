@@ -178,3 +178,27 @@ def test_maintenance_takes_the_leaving_agents_by_address():
     assert calls == {'schedule': {'windows': [{'machine_ids': ids, 'unavailability': {
         'start': {'nanoseconds': 1700000000000000000}}}]}, 'down': ids}
     assert mesos.maintenance([], 1) == {'schedule': {'windows': []}, 'down': []}
+
+
+def test_every_nodes_files_in_one_list_with_the_services_that_read_them():
+    found = mesos.settings(CLUSTER, {}, ['10.0.0.3'])
+    entries = mesos.node_files(found, {'m-0': 'master', 'n-0': 'worker'},
+                               {'m-0': '10.0.0.3', 'n-0': '10.0.0.7'})
+    by = dict(((e['node'], e['path']), e) for e in entries)
+    assert by[('m-0', '/etc/mesos-master/quorum')]['services'] == ['mesos-master']
+    assert by[('m-0', '/etc/marathon/conf/http_port')]['services'] == ['marathon']
+    assert by[('m-0', '/etc/mesos/zk')]['services'] == ['mesos-master', 'marathon']
+    assert by[('n-0', '/etc/mesos/zk')]['services'] == ['mesos-slave']
+    assert by[('n-0', '/etc/mesos-slave/hostname')]['content'] == '10.0.0.7\n'
+    assert not [e for e in entries if e['node'] == 'n-0' and 'marathon' in e['path']]
+
+
+def test_running_tasks_counts_only_live_tasks_of_the_named_agents():
+    state = {'slaves': [{'id': 's1', 'hostname': '10.0.0.7'}, {'id': 's2', 'hostname': '10.0.0.8'}],
+             'frameworks': [{'tasks': [{'slave_id': 's1', 'state': 'TASK_RUNNING'},
+                                       {'slave_id': 's1', 'state': 'TASK_KILLED'},
+                                       {'slave_id': 's2', 'state': 'TASK_RUNNING'}]},
+                            {'tasks': [{'slave_id': 's1', 'state': 'TASK_STAGING'}]}]}
+    assert mesos.running_tasks(state, ['10.0.0.7']) == 2
+    assert mesos.running_tasks(state, ['10.0.0.9']) == 0
+    assert mesos.running_tasks(None, ['10.0.0.7']) == 0

@@ -221,3 +221,37 @@ def maintenance(machines, now_ns):
     return {'schedule': {'windows': [{'machine_ids': ids, 'unavailability': {
         'start': {'nanoseconds': int(now_ns)}}}]} if ids else {'windows': []},
         'down': ids}
+
+
+SERVICES = {'/etc/mesos-master/': 'mesos-master', '/etc/mesos-slave/': 'mesos-slave',
+            '/etc/marathon/conf/': 'marathon'}
+
+
+def node_files(found, roles, addresses):
+    """Every node's flag files as one list, for a loop: ``roles`` and ``addresses`` map the
+    node names (inventory hosts) to their role (``master``, else an agent) and address.
+    Each entry: node, path, content, and the services that read it (restarted when it
+    changes; the ZooKeeper URL is read by all of a node's)."""
+    entries = []
+    for node in sorted(roles):
+        role = 'master' if roles[node] == 'master' else 'agent'
+        files = flag_files(found, role, addresses.get(node))
+        mine = ['mesos-master', 'marathon'] if role == 'master' else ['mesos-slave']
+        for path in sorted(files):
+            services = [s for prefix, s in SERVICES.items() if path.startswith(prefix)] or mine
+            entries.append({'node': node, 'path': path, 'content': files[path],
+                            'services': services})
+    return entries
+
+
+def running_tasks(state, agents):
+    """How many tasks still run on the agents of ``agents`` (their addresses), from the
+    leading master's ``/master/state``: a leaving agent is taken down once this is 0 (or
+    its drain time is over)."""
+    ids = set(s.get('id') for s in (state or {}).get('slaves') or []
+              if s.get('hostname') in set(str(a) for a in agents or []))
+    return sum(1 for framework in (state or {}).get('frameworks') or []
+               for task in framework.get('tasks') or []
+               if task.get('slave_id') in ids and task.get('state') in ('TASK_RUNNING',
+                                                                        'TASK_STARTING',
+                                                                        'TASK_STAGING'))
