@@ -9,10 +9,14 @@ app, resize with a drained agent, health, delete) runs when MAGNUM_MESOS_ARTIFAC
 directory of Mesos' and Marathon's .debs (or bin/mesos-master, bin/mesos-agent and
 marathon-<version>.tgz); skipped, saying so, otherwise."""
 
+import hashlib
+import http.server
 import json
 import os
 import subprocess
+import threading
 import time
+from functools import partial
 
 import pytest
 
@@ -20,9 +24,9 @@ from conftest import ApiServer, REPO, wait_for
 from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
 from test_swarm import BIN, Rest
 
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(
+NEEDS_DOCKER = pytest.mark.skipif(
     not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '
-                            '.ci/run installs and starts them')]
+                            '.ci/run installs and starts them')
 ARTIFACTS = os.environ.get('MAGNUM_MESOS_ARTIFACTS', '')
 TEMPLATE = ['--coe', 'mesos', '--image', 'debian-12', '--external-network', 'public',
             '--keypair', 'default', '--flavor', 'm1.tiny', '--master-flavor', 'm1.tiny']
@@ -59,6 +63,8 @@ def api(tmp_path, args=(), **env):
                      provider='docker', env=data, args=list(args))
 
 
+@pytest.mark.docker
+@NEEDS_DOCKER
 def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms_a_quorum(
         tmp_path):
     """`openstack coe` with the client's defaults: the template (overlay2 storage driver)
@@ -115,6 +121,8 @@ def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms
         server.stop()
 
 
+@pytest.mark.docker
+@NEEDS_DOCKER
 @pytest.mark.skipif(not ARTIFACTS, reason='needs Mesos and Marathon: set MAGNUM_MESOS_ARTIFACTS '
                     'to a directory of their .debs (or bin/mesos-master, bin/mesos-agent and '
                     'marathon-<version>.tgz); no repository these machines reach has them')
@@ -171,3 +179,49 @@ def test_a_mesos_cluster_runs_a_marathon_app_resizes_and_deletes(tmp_path):
         if uuid:
             remove_leftovers(uuid)
         server.stop()
+
+
+def test_mesos_comes_from_a_download_mirror_checked_against_its_sha256(tmp_path):
+    """MAGNUM_MESOS_MIRROR: the role reads the mirror's SHA256SUMS, downloads the files it
+    lists into a directory of that listing and uses it as the offline directory; a file
+    whose checksum differs fails the step naming it, and nothing is used."""
+    mirror = tmp_path / 'mirror'
+    (mirror / 'bin').mkdir(parents=True)
+    files = {'bin/mesos-master': b'master', 'bin/mesos-agent': b'agent',
+             'marathon-1.11.24.tgz': b'tarball', 'README': b'not listed'}
+    for name, data in files.items():
+        (mirror / name).write_bytes(data)
+    sums = ''.join('%s  %s\n' % (hashlib.sha256(data).hexdigest(), name)
+                   for name, data in files.items() if name != 'README')
+    (mirror / 'SHA256SUMS').write_text(sums)
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(mirror))
+    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = 'http://127.0.0.1:%d/' % httpd.server_address[1]
+
+    def run(name):
+        result = tmp_path / (name + '.json')
+        env = dict(os.environ, MAGNUM_MESOS_MIRROR=url, XDG_CACHE_HOME=str(tmp_path / name),
+                   ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'))
+        proc = subprocess.run([str(BIN / 'ansible-playbook'), 'tests/fixtures/mesos_download.yml',
+                               '-e', json.dumps({'result': str(result)})], cwd=str(REPO),
+                              env=env, capture_output=True, text=True, timeout=300)
+        return proc, result
+
+    try:
+        proc, result = run('good')
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        found = json.loads(result.read_text())
+        assert found['mode'] == 'binaries'
+        downloads = os.path.dirname(found['marathon'])
+        assert downloads.startswith(str(tmp_path / 'good' / 'openstack-magnum' / 'mesos'))
+        assert open(found['bin']['mesos-agent'], 'rb').read() == b'agent'
+        assert not os.path.exists(os.path.join(downloads, 'README'))
+
+        (mirror / 'bin' / 'mesos-agent').write_bytes(b'tampered')
+        proc, result = run('bad')
+        assert proc.returncode != 0 and not result.exists()
+        assert 'bin/mesos-agent' in proc.stdout and 'checksum' in proc.stdout.lower(), \
+            proc.stdout[-3000:]
+    finally:
+        httpd.shutdown()

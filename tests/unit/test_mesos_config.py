@@ -202,3 +202,33 @@ def test_running_tasks_counts_only_live_tasks_of_the_named_agents():
     assert mesos.running_tasks(state, ['10.0.0.7']) == 2
     assert mesos.running_tasks(state, ['10.0.0.9']) == 0
     assert mesos.running_tasks(None, ['10.0.0.7']) == 0
+
+
+SUM = 'a' * 64
+
+
+def test_a_mirror_lists_what_an_offline_directory_holds_with_checksums():
+    sums = '%s  mesos_1.11.0-1_amd64.deb\n%s *marathon_1.11.24_all.deb\n%s  README\n' % (
+        SUM, 'b' * 64, 'c' * 64)
+    assert mesos.mirror_files(sums, 'https://mirror.example/mesos/') == [
+        {'name': 'mesos_1.11.0-1_amd64.deb', 'sha256': SUM,
+         'url': 'https://mirror.example/mesos/mesos_1.11.0-1_amd64.deb'},
+        {'name': 'marathon_1.11.24_all.deb', 'sha256': 'b' * 64,
+         'url': 'https://mirror.example/mesos/marathon_1.11.24_all.deb'}]
+    binaries = '\n'.join('%s  %s' % (SUM, n) for n in (
+        'bin/mesos-master', 'bin/mesos-agent', 'marathon-1.11.24.tgz'))
+    assert [f['name'] for f in mesos.mirror_files(binaries, 'http://m')] == [
+        'bin/mesos-master', 'bin/mesos-agent', 'marathon-1.11.24.tgz']
+
+
+@pytest.mark.parametrize('sums, message', [
+    ('%s  mesos_1.deb\n' % SUM, r'MAGNUM_MESOS_MIRROR=http://m/SHA256SUMS is incomplete: '
+                                r'missing marathon_\*.deb'),
+    ('%s  bin/mesos-master\n' % SUM, r'missing bin/mesos-agent, marathon-<version>.tgz'),
+    ('not a checksum  mesos_1.deb\n', r"SHA256SUMS line 1 is not '<sha256>  <file>'"),
+    ('%s  ../mesos_1.deb\n' % SUM, r"SHA256SUMS line 1 is not"),
+    ('%s  /etc/mesos_1.deb\n' % SUM, r"SHA256SUMS line 1 is not"),
+])
+def test_a_mirrors_listing_that_lacks_a_file_or_is_malformed_is_named(sums, message):
+    with pytest.raises(Invalid, match=message):
+        mesos.mirror_files(sums, 'http://m')

@@ -159,6 +159,7 @@ class FilterModule(object):
                 'mesos_flag_files': _wrap('mesos_flag_files', mesos_config.flag_files),
                 'mesos_health': _wrap('mesos_health', mesos_config.health),
                 'mesos_maintenance': _wrap('mesos_maintenance', mesos_config.maintenance),
+                'mesos_mirror_files': _wrap('mesos_mirror_files', mesos_config.mirror_files),
                 'mesos_node_files': _wrap('mesos_node_files', mesos_config.node_files),
                 'mesos_running_tasks': _wrap('mesos_running_tasks', mesos_config.running_tasks),
                 'failure_reason': failures.failure_reason}

@@ -143,37 +143,47 @@ BINARIES = ('mesos-master', 'mesos-agent')
 _APT_LINE = re.compile(r'^deb (\[[^\]\n]*\] )?https?://[^\s]+ [^\s]+( [^\s]+)+$')
 
 
+def _pick(names, where, env):
+    """From the files ``names`` (paths relative to ``where``) of a source: ``('debs',
+    [mesos_*.deb..., marathon_*.deb...])``, else ``('binaries', [bin/mesos-master,
+    bin/mesos-agent, marathon-<version>.tgz])``; Invalid naming what is missing."""
+    debs = dict((kind, sorted(n for n in names if n.startswith(kind + '_')
+                              and n.endswith('.deb') and '/' not in n))
+                for kind in ('mesos', 'marathon'))
+    if debs['mesos'] or debs['marathon']:
+        missing = [kind + '_*.deb' for kind in ('mesos', 'marathon') if not debs[kind]]
+        if missing:
+            raise Invalid("%s=%s is incomplete: missing %s." % (env, where, ', '.join(missing)))
+        return 'debs', debs['mesos'] + debs['marathon']
+    tarballs = sorted(n for n in names if n.startswith('marathon-') and n.endswith('.tgz')
+                      and '/' not in n)
+    missing = ['bin/' + b for b in sorted(BINARIES) if 'bin/' + b not in names]
+    if not tarballs:
+        missing.append('marathon-<version>.tgz')
+    if missing:
+        raise Invalid("%s=%s is incomplete: missing %s (or give mesos_*.deb and "
+                      "marathon_*.deb)." % (env, where, ', '.join(missing)))
+    return 'binaries', ['bin/' + b for b in BINARIES] + tarballs[-1:]
+
+
 def artifact_source(offline_dir='', apt_repository=''):
     """``{'mode': 'debs', 'debs': [...]}`` (an offline directory's mesos_*.deb and
     marathon_*.deb), ``{'mode': 'binaries', 'bin': {...}, 'marathon': tarball}`` (its
     bin/mesos-master, bin/mesos-agent and marathon-*.tgz) or ``{'mode': 'apt',
     'repository': line, 'packages': [...]}`` (an apt repository in the layout third-party
     Mesos repositories use: its sources.list line). Else Invalid, naming what is missing,
-    before any node is touched."""
+    before any node is touched. (A download mirror is fetched into a directory first:
+    mirror_files.)"""
     if offline_dir:
         if not os.path.isdir(offline_dir):
             raise Invalid("%s=%s is not a directory." % (ARTIFACTS_ENV, offline_dir))
-        names = sorted(os.listdir(offline_dir))
-        debs = dict((kind, [n for n in names if n.startswith(kind + '_') and n.endswith('.deb')])
-                    for kind in ('mesos', 'marathon'))
-        if debs['mesos'] or debs['marathon']:
-            missing = [kind + '_*.deb' for kind in ('mesos', 'marathon') if not debs[kind]]
-            if missing:
-                raise Invalid("%s=%s is incomplete: missing %s." % (
-                    ARTIFACTS_ENV, offline_dir, ', '.join(missing)))
-            found = debs['mesos'] + debs['marathon']
-            return {'mode': 'debs', 'debs': [os.path.join(offline_dir, n) for n in found]}
-        binaries = dict((b, os.path.join(offline_dir, 'bin', b)) for b in BINARIES)
-        tarballs = [n for n in names if n.startswith('marathon-') and n.endswith('.tgz')]
-        missing = ['bin/' + b for b, path in sorted(binaries.items())
-                   if not os.path.isfile(path)]
-        if not tarballs:
-            missing.append('marathon-<version>.tgz')
-        if missing:
-            raise Invalid("%s=%s is incomplete: missing %s (or give mesos_*.deb and "
-                          "marathon_*.deb)." % (ARTIFACTS_ENV, offline_dir, ', '.join(missing)))
-        return {'mode': 'binaries', 'bin': binaries,
-                'marathon': os.path.join(offline_dir, tarballs[-1])}
+        names = sorted(os.listdir(offline_dir)) + [
+            'bin/' + b for b in BINARIES if os.path.isfile(os.path.join(offline_dir, 'bin', b))]
+        mode, found = _pick(names, offline_dir, ARTIFACTS_ENV)
+        paths = [os.path.join(offline_dir, n) for n in found]
+        if mode == 'debs':
+            return {'mode': 'debs', 'debs': paths}
+        return {'mode': 'binaries', 'bin': dict(zip(BINARIES, paths)), 'marathon': paths[-1]}
     if apt_repository:
         if not _APT_LINE.match(apt_repository):
             raise Invalid("The Mesos apt repository must be a sources.list line "
@@ -183,8 +193,32 @@ def artifact_source(offline_dir='', apt_repository=''):
                 'packages': ['mesos', 'marathon']}
     raise Invalid("Mesos and Marathon are in no package repository these machines reach "
                   "(Apache retired Mesos): set %s to a directory of their .debs (or "
-                  "bin/mesos-master, bin/mesos-agent and marathon-<version>.tgz), or name an "
-                  "apt repository that has them." % ARTIFACTS_ENV)
+                  "bin/mesos-master, bin/mesos-agent and marathon-<version>.tgz), %s to a "
+                  "download mirror of them with a SHA256SUMS, or name an apt repository that "
+                  "has them." % (ARTIFACTS_ENV, MIRROR_ENV))
+
+
+MIRROR_ENV = 'MAGNUM_MESOS_MIRROR'
+_SUM_LINE = re.compile(r'^([0-9a-f]{64}) [ *]([A-Za-z0-9][A-Za-z0-9._+~/-]*)$')
+
+
+def mirror_files(sums, url):
+    """What to download from a mirror (``url``, whose ``SHA256SUMS`` lists the files as
+    sha256sum writes them, ``sums`` its text): the same files an offline directory holds
+    (_pick), each ``{'name', 'url', 'sha256'}``; Invalid naming a malformed line or what
+    the listing lacks."""
+    listed = {}
+    for number, line in enumerate((sums or '').splitlines(), 1):
+        if not line.strip():
+            continue
+        match = _SUM_LINE.match(line.strip())
+        if not match or '..' in match.group(2).split('/'):
+            raise Invalid("%s/SHA256SUMS line %d is not '<sha256>  <file>': %r."
+                          % (url.rstrip('/'), number, line[:100]))
+        listed[match.group(2)] = match.group(1)
+    _mode, found = _pick(sorted(listed), url.rstrip('/') + '/SHA256SUMS', MIRROR_ENV)
+    return [{'name': n, 'url': '%s/%s' % (url.rstrip('/'), n), 'sha256': listed[n]}
+            for n in found]
 
 
 def health(state, agents, marathon_answers):
