@@ -2,12 +2,14 @@
 Magnum" credential type, the controller inventory, the project and a job template with a
 survey per entry playbook.
 
-No AWX can run here (it is not on PyPI and needs its own services), so the file is checked
-as awxkit reads it (its resource kinds and natural keys) and as AWX's API validates what it
-is given (survey specs: awx/api/views JobTemplateSurveySpec._validate_spec_data; credential
-type inputs: docs/credentials/custom_credential_types.md); then two job templates are run
-as AWX runs them - ansible-playbook on the template's playbook with the credential's
-injected extra vars and the survey's answers - against a store of the test's own."""
+No AWX can run here (it is not on PyPI and needs its own services): the real `awx import`
+(awxkit's CLI) loads the file into a stand-in of AWX's API (tests/awx_standin.py: AWX's
+addresses, POST fields and refusals, a real git checkout of the project), and the file is
+checked as AWX's API validates what it is given (survey specs: awx/api/views
+JobTemplateSurveySpec._validate_spec_data; credential type inputs and injectors:
+docs/credentials/custom_credential_types.md); then two job templates are run as AWX runs
+them - ansible-playbook on the template's playbook with the credential's injected extra
+vars and the survey's answers - against a store of the test's own."""
 
 import json
 import sqlite3
@@ -19,53 +21,16 @@ import jinja2
 import pytest
 import yaml
 
+from awx_standin import AwxStandIn, credential_type_errors, survey_errors
+
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 ASSETS = json.loads((REPO / 'awx' / 'assets.json').read_text())
-# AWX's JobTemplateSurveySpec.ALLOWED_TYPES: each question type and its default's type.
-SURVEY_TYPES = {'text': str, 'textarea': str, 'password': str, 'multiplechoice': str,
-                'multiselect': str, 'integer': int, 'float': (float, int)}
 DEFAULT_ORG = {'name': 'Default', 'type': 'organization'}   # every AWX has it
 
 
 def job_templates():
     return dict((jt['name'], jt) for jt in ASSETS['job_templates'])
-
-
-def survey_errors(spec):
-    """What AWX's survey_spec endpoint would refuse in ``spec`` (its rules, in order)."""
-    errors = []
-    for field, kind in (('name', str), ('description', str), ('spec', list)):
-        if not isinstance(spec.get(field), kind):
-            errors.append('%s missing or not a %s' % (field, kind.__name__))
-    if errors or not spec['spec']:
-        return errors or ["'spec' doesn't contain any items."]
-    seen = set()
-    for index, item in enumerate(spec['spec']):
-        for field, kind in (('type', str), ('question_name', str), ('variable', str),
-                            ('required', bool)):
-            if not isinstance(item.get(field), kind):
-                errors.append('question %d: %s missing or not a %s' % (index, field, kind))
-        if item.get('variable') in seen:
-            errors.append('question %d: variable %s duplicated' % (index, item['variable']))
-        seen.add(item.get('variable'))
-        qtype = item.get('type')
-        if qtype not in SURVEY_TYPES:
-            errors.append('question %d: type %s' % (index, qtype))
-            continue
-        default = item.get('default', '')
-        if default != '' and not isinstance(default, SURVEY_TYPES[qtype]):
-            errors.append('question %d: default %r is not a %s' % (index, default, qtype))
-        for key in ('min', 'max'):
-            if item.get(key) is not None and not isinstance(item[key], int):
-                errors.append('question %d: %s is not an integer' % (index, key))
-        if qtype in ('multiplechoice', 'multiselect'):
-            choices = item.get('choices')
-            if not choices:
-                errors.append('question %d: no choices' % index)
-            elif default != '' and any(d not in choices for d in str(default).splitlines()):
-                errors.append('question %d: default not among the choices' % index)
-    return errors
 
 
 def answers(jt, given):
@@ -120,6 +85,7 @@ def test_the_credential_type_is_one_awx_takes_and_injects_what_the_playbooks_rea
                for f in fields.values())
     assert set(ctype['inputs']['required']) <= set(fields)
     assert fields['db_url']['secret'] is True      # the store URL holds a password
+    assert credential_type_errors(ctype['inputs'], ctype['injectors']) == []
     for field in fields.values():
         if 'choices' in field and 'default' in field:
             assert field['default'] in field['choices'], field
@@ -198,3 +164,85 @@ def test_create_and_delete_job_templates_run_as_awx_runs_them(tmp_path):
     with sqlite3.connect(str(store)) as db:
         assert db.execute("SELECT count(*) FROM clusters").fetchone() == (0,)
     assert not (tmp_path / 'data' / 'openstack-magnum' / 'magnum.sqlite').exists()
+
+
+def awx_import(url, token, data):
+    """`awx import` as an operator runs it: awxkit's CLI, the definitions on its stdin."""
+    return subprocess.run([str(BIN / 'awx'), '--conf.host', url, '--conf.token', token,
+                           '-f', 'json', 'import'], input=json.dumps(data),
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def awx(tmp_path):
+    """A stand-in AWX, and the definitions with the project's scm_url set to a git
+    repository of this checkout's commit (as README tells operators to set it)."""
+    repo = tmp_path / 'project.git'
+    subprocess.run(['git', 'init', '--quiet', '--bare', str(repo)], check=True)
+    subprocess.run(['git', '-C', str(REPO), 'push', '--quiet', str(repo), 'HEAD:refs/heads/main'],
+                   check=True)
+    data = json.loads(json.dumps(ASSETS))
+    data['projects'][0]['scm_url'] = 'file://%s' % repo
+    standin = AwxStandIn(token='t0ken')
+    url = standin.start()
+    yield standin, url, data
+    standin.stop()
+
+
+def test_awx_import_makes_every_definition_and_a_second_import_changes_nothing(awx):
+    standin, url, data = awx
+    done = awx_import(url, 't0ken', data)
+    assert done.returncode == 0 and 'rror' not in done.stderr, done.stderr[-3000:]
+    project, = standin.objects['projects'].values()
+    assert project['status'] == 'successful', project
+    inventory, = standin.objects['inventory'].values()
+    host, = standin.objects['hosts'].values()
+    assert host['inventory'] == inventory['id']
+    ctype, = standin.objects['credential_types'].values()
+    jts = dict((jt['name'], jt) for jt in standin.objects['job_templates'].values())
+    assert sorted(jts) == sorted(job_templates())
+    # Every field of every definition reached AWX as written (awxkit posts only the fields
+    # AWX's OPTIONS names: a misspelt one would be dropped without a word).
+    pairs = [(ASSETS['credential_types'][0], ctype), (ASSETS['inventory'][0], inventory),
+             (ASSETS['inventory'][0]['related']['hosts'][0], host)]
+    pairs += [(jt, jts[jt['name']]) for jt in ASSETS['job_templates']]
+    for asset, made in pairs:
+        for field, value in asset.items():
+            if field in ('natural_key', 'related', 'organization', 'project', 'inventory'):
+                continue
+            assert made.get(field) == value, (asset['name'], field, made.get(field))
+    for jt in ASSETS['job_templates']:
+        made = jts[jt['name']]
+        assert (made['project'], made['inventory']) == (project['id'], inventory['id'])
+        assert made['playbook'] in project['playbooks']
+        assert standin.surveys[made['id']] == jt['related']['survey_spec']
+    ids = dict((kind, sorted(objs)) for kind, objs in standin.objects.items())
+    again = awx_import(url, 't0ken', data)
+    assert again.returncode == 0 and 'rror' not in again.stderr, again.stderr[-3000:]
+    assert dict((kind, sorted(objs)) for kind, objs in standin.objects.items()) == ids
+
+
+def test_awx_import_names_what_awx_refuses(awx):
+    """The stand-in refuses as AWX does, and `awx import` says so and fails: a job
+    template whose playbook the project lacks (the others are made), a survey AWX would
+    not take (awxkit stops there), a wrong token."""
+    standin, url, data = awx
+    first, second = data['job_templates'][:2]
+    first['playbook'] = 'playbooks/no_such_playbook.yml'
+    done = awx_import(url, 't0ken', data)
+    assert done.returncode == 1
+    assert '"%s": Bad Request (400) received - {\'playbook\': [\'Playbook not found for ' \
+        'project.\']}' % first['name'] in done.stderr, done.stderr[-3000:]
+    names = [jt['name'] for jt in standin.objects['job_templates'].values()]
+    assert first['name'] not in names and second['name'] in names
+    second['related']['survey_spec']['spec'][0]['type'] = 'checkbox'
+    done = awx_import(url, 't0ken', data)
+    assert done.returncode == 1 and '"question 0: type checkbox"' in done.stdout, done.stdout
+    second_id, = [i for i, jt in standin.objects['job_templates'].items()
+                  if jt['name'] == second['name']]
+    assert standin.surveys[second_id] == ASSETS['job_templates'][1]['related']['survey_spec']
+    made = sum(len(objs) for objs in standin.objects.values())
+    refused = awx_import(url, 'wrong', data)       # every endpoint answers 401
+    assert refused.returncode != 0, refused
+    assert 'This endpoint raised an error: /api/v2/credential_types/' in refused.stderr
+    assert sum(len(objs) for objs in standin.objects.values()) == made
