@@ -9,9 +9,13 @@ answers the credential Karmada was given. The clusters are the fixture driver's
 (conftest.project), their records pointed at the stand-ins."""
 
 import base64
+import contextlib
+import glob
 import json
+import os
 import shutil
 import sqlite3
+import subprocess
 import threading
 
 import pytest
@@ -312,3 +316,156 @@ def test_a_federation_on_karmada_from_create_to_delete(clusters, tmp_path):
         karmada.stop.set()
         if karmada.api:
             karmada.api.stop()
+
+
+# --- On two real clusters (gated: no Kubernetes server binary or image can be had in CI) --
+ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
+KARMADA_ARCHIVES = sorted(glob.glob(os.path.join(ARTIFACTS or '/nonexistent', 'charts',
+                                                 'karmada-*.tgz')))
+PROPAGATED = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: magnum-test/busybox:1
+          imagePullPolicy: Never
+          command: [sleep, '86400']
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors:
+    - {apiVersion: apps/v1, kind: Deployment, name: web}
+  placement:
+    clusterAffinity: {clusterNames: [%s]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+"""
+
+
+@contextlib.contextmanager
+def routed_between(uuids):
+    """The clusters' networks routed to each other, as a cloud's router would route
+    them (Docker keeps its networks apart): rules in DOCKER-USER, removed after."""
+    bridges = ['br-' + subprocess.run(['docker', 'network', 'inspect', '-f', '{{.Id}}',
+                                       'magnum-' + uuid], capture_output=True, text=True,
+                                      check=True).stdout.strip()[:12] for uuid in uuids]
+    rules = [['DOCKER-USER', '-i', a, '-o', b, '-j', 'ACCEPT']
+             for a in bridges for b in bridges if a != b]
+    for rule in rules:
+        subprocess.run(['iptables', '-I'] + rule, check=True)
+    try:
+        yield
+    finally:
+        for rule in rules:
+            subprocess.run(['iptables', '-D'] + rule, capture_output=True)
+
+
+@pytest.mark.skipif(not (ARTIFACTS and KARMADA_ARCHIVES), reason=(
+    'needs two real clusters: MAGNUM_K8S_ARTIFACTS with Kubernetes and Karmada '
+    '(charts/karmada-<version>.tgz and its images in images/; README "Federations")'))
+def test_karmada_federates_two_real_clusters_on_local_nodes(tmp_path):
+    """Two Kubernetes clusters on local nodes; a federation hosted on one with both
+    joined: Karmada reports both Ready; a Deployment with a PropagationPolicy runs its
+    pods in both; unjoined, a member loses them and Karmada's credential; the delete
+    leaves nothing of Karmada in either cluster."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import (
+        karmada, karmada_store)
+    from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+    from test_infra_docker import docker_ok, nothing_left, remove_leftovers
+    from test_kubernetes import REAL, cluster_config, kubectl, load_workload
+    assert docker_ok(), 'needs a running Docker engine and debootstrap'
+    version = os.path.basename(KARMADA_ARCHIVES[-1])[len('karmada-'):-len('.tgz')]
+    db = 'sqlite:///%s' % (tmp_path / 'fed.sqlite')
+    server = ApiServer(db, REPO, tmp_path, provider='docker', env={
+        'MAGNUM_K8S_ARTIFACTS': ARTIFACTS, 'XDG_DATA_HOME': str(tmp_path / 'data'),
+        'XDG_CACHE_HOME': str(tmp_path / 'cache')})
+    rest = Rest(server.start())
+    store = store_mod.Store(db)
+    uuids = {}
+    try:
+        rest.coe('cluster', 'template', 'create', 'kt', *REAL)
+        # The host's worker runs Karmada's control plane too: a bigger flavor.
+        rest.coe('cluster', 'create', 'host', '--cluster-template', 'kt', '--node-count',
+                 '1', '--flavor', 'm1.medium')
+        rest.coe('cluster', 'create', 'member', '--cluster-template', 'kt',
+                 '--node-count', '1')
+        for name in ('host', 'member'):
+            cluster = rest.settled(name)
+            uuids[name] = cluster['uuid']
+            assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        confs = dict((name, cluster_config(rest, name, tmp_path / name)) for name in uuids)
+        for uuid in uuids.values():
+            load_workload(uuid, tmp_path)
+        with routed_between(list(uuids.values())):
+            rest.coe('federation', 'create', 'fed', '--hostcluster', 'host', '--member',
+                     'host', '--member', 'member', '--property',
+                     'karmada_version=%s' % version)
+            shown = settled(rest, 'fed')
+            assert shown['status'] == 'CREATE_COMPLETE', shown['status_reason']
+            assert sorted(shown['members']) == sorted(uuids.values())
+            federation = store.get('federation', shown['uuid'], by_name=False)
+            host = store.get('cluster', uuids['host'], by_name=False)
+            (tmp_path / 'karmada.kubeconfig').write_text(yaml.safe_dump(karmada_store.access(
+                store, federation, host, karmada.settings(federation['properties']))))
+            plane = tmp_path / 'karmada.kubeconfig'
+            ready = kubectl(plane, 'get', 'clusters', '-o', 'jsonpath={range .items[*]}'
+                            '{.metadata.name}={.status.conditions[?(@.type=="Ready")]'
+                            '.status} {.spec.syncMode}{"\\n"}{end}')
+            assert sorted(ready.split('\n')[:-1]) == ['host=True Push', 'member=True Push'], \
+                ready
+            # The members' credential: a service account of Karmada's own in each.
+            credential = 'magnum-federation-' + shown['uuid'][:8]
+            for conf in confs.values():
+                kubectl(conf, '-n', 'karmada-cluster', 'get', 'serviceaccount', credential)
+            # Propagated to both: each member runs the Deployment's two pods.
+            kubectl(plane, 'apply', '-f', '-', stdin=PROPAGATED % 'host, member')
+
+            def running(conf):
+                return kubectl(conf, 'get', 'pods', '-l', 'app=web', '--field-selector',
+                               'status.phase=Running', '-o', 'name').split()
+            wait_for(lambda: all(len(running(c)) == 2 for c in confs.values()),
+                     timeout=600, interval=3)
+
+            # Unjoin the member: Karmada lets it go, its pods and credential go.
+            rest.coe('federation', 'unjoin', 'fed', 'member')
+            shown = settled(rest, 'fed')
+            assert shown['status'] == 'UPDATE_COMPLETE', shown['status_reason']
+            assert shown['members'] == [uuids['host']]
+            assert kubectl(plane, 'get', 'clusters', '-o', 'name').split() == [
+                'cluster.cluster.karmada.io/host']
+            wait_for(lambda: kubectl(confs['member'], 'get', 'deployments', '-o',
+                                     'name').split() == [], timeout=300, interval=3)
+            wait_for(lambda: running(confs['member']) == [], timeout=300, interval=3)
+            assert len(running(confs['host'])) == 2
+            assert 'karmada-cluster' not in kubectl(confs['member'], 'get', 'namespaces',
+                                                    '-o', 'name')
+
+            # Delete: nothing of Karmada left in either cluster.
+            rest.coe('federation', 'delete', 'fed')
+            assert settled(rest, 'fed') == {'status': 'GONE'}
+            for name, conf in confs.items():
+                namespaces = kubectl(conf, 'get', 'namespaces', '-o', 'name').split()
+                assert not [n for n in namespaces if 'karmada' in n], (name, namespaces)
+                found = kubectl(conf, 'get', 'clusterroles,clusterrolebindings,'
+                                'customresourcedefinitions,apiservices,'
+                                'mutatingwebhookconfigurations,'
+                                'validatingwebhookconfigurations', '-o', 'name')
+                assert 'karmada' not in found and credential not in found, (name, found)
+            wait_for(lambda: running(confs['host']) == [], timeout=300, interval=3)
+        for name in ('member', 'host'):
+            rest.coe('cluster', 'delete', name)
+        for name in ('member', 'host'):
+            assert rest.settled(name)['status'] == 'GONE'
+            nothing_left(uuids[name])
+    finally:
+        for uuid in uuids.values():
+            remove_leftovers(uuid)
+        server.stop()
