@@ -193,12 +193,17 @@ def test_a_federation_on_karmada_from_create_to_delete(clusters, tmp_path):
             {'uuid': fed_uuid, 'name': 'fed', 'members': 1, 'status': 'CREATE_COMPLETE'}]
         host = apis['host']
         assert 'sh.helm.release.v1.karmada.v1' in host.find('Secret', 'karmada-system')
+        assert 'karmada-hook-job' in host.find('ClusterRoleBinding')   # the chart's hook's
         assert host.find('Service', 'karmada-system')['karmada-apiserver']['spec'] == {
             'type': 'NodePort', 'selector': {'app': 'karmada-apiserver'}, 'ports': [
                 {'name': 'karmada-apiserver', 'port': 5443, 'nodePort': port}]}
         images = sorted(d['spec']['template']['spec']['containers'][0]['image']
                         for d in host.find('Deployment', 'karmada-system').values())
-        assert 'docker.io/karmada/karmada-controller-manager:v1.16.0' in images, images
+        # Every image of Karmada's own at the chart's version (the chart's values give
+        # each component its tag: karmadaImageVersion alone changes none of them).
+        assert images == ['docker.io/karmada/karmada-%s:v1.16.0' % c for c in (
+            'aggregated-apiserver', 'controller-manager', 'scheduler', 'webhook')] + [
+            'registry.k8s.io/kube-apiserver:v1.34.1'], images
         # The member: a service account of its own, bound to a role with Push mode's
         # rights, whose token Karmada holds - no admin certificate of the member.
         credential = 'magnum-federation-' + fed_uuid[:8]
@@ -296,6 +301,9 @@ def test_a_federation_on_karmada_from_create_to_delete(clusters, tmp_path):
         assert host.find('Secret', 'karmada-system') == {}
         assert host.find('Deployment', 'karmada-system') == {}
         assert 'karmada-system' not in host.find('Namespace')
+        # The chart's install hook's cluster-wide rights (kept by Helm) are gone too.
+        assert 'karmada-hook-job' not in host.find('ClusterRole')
+        assert 'karmada-hook-job' not in host.find('ClusterRoleBinding')
         assert all(store.certificate(fed_uuid, kind, missing_ok=True) is None
                    for kind in ('karmada-ca', 'karmada-apiserver'))
         # A bad property fails the create before anything is made; the delete goes.

@@ -40,6 +40,10 @@ def test_chart_values_give_the_control_plane_its_certificates_and_node_port():
                                   'registry.example/mirror/')
     assert values['installMode'] == 'host' and values['clusterDomain'] == 'cluster.local'
     assert values['karmadaImageVersion'] == 'v1.16.0'
+    # The chart's components take their tags from their own values (a YAML anchor in
+    # the chart's values.yaml, resolved before any value given is merged).
+    for component in ('controllerManager', 'scheduler', 'webhook', 'aggregatedApiServer'):
+        assert values[component] == {'image': {'tag': 'v1.16.0'}}, component
     assert values['certs'] == {'mode': 'custom', 'custom': {
         'caCrt': 'CA', 'caKey': 'CA_KEY', 'crt': 'CRT', 'key': 'KEY',
         'frontProxyCaCrt': 'FRONT_PROXY_CA', 'frontProxyCrt': 'FRONT_PROXY_CRT',

@@ -34,6 +34,12 @@ CHART = {'name': 'karmada', 'version': '1.16.0',
          'repo': 'https://raw.githubusercontent.com/karmada-io/karmada/master/charts'}
 LABEL_CLUSTER = 'magnum.openstack.org/cluster-uuid'
 LABEL_FEDERATION = 'magnum.openstack.org/federation-uuid'
+# The chart's components whose image is Karmada's own: each takes its tag from
+# ``<component>.image.tag`` (values.yaml gives them karmadaImageVersion through a YAML
+# anchor, resolved when the chart's values are read: setting karmadaImageVersion alone
+# leaves them at the chart's default).
+COMPONENTS = ('controllerManager', 'scheduler', 'webhook', 'aggregatedApiServer',
+              'metricsAdapter', 'agent', 'schedulerEstimator', 'descheduler', 'search')
 # CA records of a federation in the store (keyed by the federation's uuid).
 CA_TYPES = ('karmada-ca', 'karmada-front-proxy-ca')
 
@@ -104,11 +110,12 @@ def chart_values(found, certs, image_registry=None):
     """Values of Karmada's chart: control plane in the host (``installMode: host``), the
     certificates given (``certs.mode: custom``: no job makes them, they stay across
     upgrades), its API server on a node port, images from ``image_registry`` (the
-    host's container_infra_prefix) at the chart's version."""
-    values = {
+    host's container_infra_prefix), Karmada's own at the chart's version."""
+    tag = 'v%s' % found['karmada_version']
+    values = dict(((c, {'image': {'tag': tag}}) for c in COMPONENTS), **{
         'installMode': 'host',
         'clusterDomain': found['dns'],
-        'karmadaImageVersion': 'v%s' % found['karmada_version'],
+        'karmadaImageVersion': tag,
         'certs': {'mode': 'custom', 'custom': {
             'caCrt': certs['ca'], 'caKey': certs['ca_key'],
             'crt': certs['crt'], 'key': certs['key'],
@@ -116,7 +123,7 @@ def chart_values(found, certs, image_registry=None):
             'frontProxyCrt': certs['front_proxy_crt'],
             'frontProxyKey': certs['front_proxy_key']}},
         'apiServer': {'serviceType': 'NodePort', 'nodePort': found['apiserver_nodeport']},
-    }
+    })
     if image_registry:
         values['global'] = {'imageRegistry': image_registry.rstrip('/')}
     return values
