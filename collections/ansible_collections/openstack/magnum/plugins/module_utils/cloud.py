@@ -97,6 +97,15 @@ def _mine(items, prefix):
     return [i for i in items if (getattr(i, 'name', None) or '').startswith(prefix)]
 
 
+def _servers(conn, cluster):
+    """The cluster's Nova servers (names starting with its stack name). Nova is asked
+    only for names holding the cluster's stack suffix: a detailed listing costs Nova,
+    and Neutron for each listed server's security groups, per server."""
+    return _mine(conn.compute.servers(details=True,
+                                      name=local_nodes.stack_suffix(cluster['uuid'])),
+                 stack_name(cluster) + '-')
+
+
 def _brief(item, **extra):
     data = {'id': item.id, 'name': getattr(item, 'name', None)}
     data.update(extra)
@@ -142,7 +151,7 @@ def scan(conn, cluster):
                      if (lb.name or '').startswith(prefix)
                      or _made_by_kubernetes(lb, 'load_balancers', uuid)]
         found['load_balancers'] = [_brief(lb) for lb in balancers]
-    found['servers'] = [_brief(s) for s in _mine(conn.compute.servers(), prefix)]
+    found['servers'] = [_brief(s) for s in _servers(conn, cluster)]
     if conn.has_service('baremetal'):
         found['baremetal_nodes'] = [
             {'id': n.id, 'name': (n.extra or {}).get('magnum_node'), 'node': n.name,
@@ -392,8 +401,7 @@ class CloudChecks(object):
         if server_type == 'bm':
             metas = [n.extra or {} for n in baremetal.claimed(self.conn, cluster['uuid'])]
         else:
-            metas = [s.metadata or {} for s in _mine(self.conn.compute.servers(),
-                                                     stack_name(cluster) + '-')]
+            metas = [s.metadata or {} for s in _servers(self.conn, cluster)]
         have = {}
         for meta in metas:
             group = meta.get('magnum_nodegroup_uuid')

@@ -12,7 +12,7 @@ __metaclass__ = type
 import base64
 import time
 
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud, local_nodes
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict, Invalid
 
 
@@ -42,11 +42,20 @@ def specs(nodes, cluster, groups, template):
     return servers
 
 
-def listed(conn, cluster_uuid):
-    """The cluster's servers (metadata magnum_cluster), shaped as
-    openstack.cloud.server_info returns them (without its per-server network lookups)."""
-    return [s.to_dict(computed=False) for s in conn.compute.servers(details=True)
+def _servers(conn, cluster_uuid):
+    """The cluster's servers (metadata magnum_cluster). Nova is asked only for those whose
+    name holds the cluster's stack suffix, as all of its servers' names do: a detailed
+    listing costs Nova (and Neutron, for each server's security groups) per server
+    listed, and the project may hold many other clusters' servers."""
+    return [s for s in conn.compute.servers(details=True,
+                                            name=local_nodes.stack_suffix(cluster_uuid))
             if (s.metadata or {}).get('magnum_cluster') == cluster_uuid]
+
+
+def listed(conn, cluster_uuid):
+    """The cluster's servers, shaped as openstack.cloud.server_info returns them (without
+    its per-server network lookups)."""
+    return [s.to_dict(computed=False) for s in _servers(conn, cluster_uuid)]
 
 
 def _found(cache, finder, ident, what):
@@ -113,13 +122,17 @@ def _server_body(conn, spec, port, group_id, key_name, user_data, lookups):
     return body
 
 
-def _wait_active(conn, ids, timeout):
-    """Wait for every server (name -> id) to be ACTIVE; ERROR (with Nova's fault) or the
-    timeout is a Conflict naming the servers."""
+def _wait_active(conn, cluster_uuid, ids, timeout):
+    """Wait for every server (name -> id) to be ACTIVE, looking at them all in one listing
+    a round; ERROR (with Nova's fault), a server gone, or the timeout is a Conflict naming
+    the servers."""
     deadline, pending = time.time() + timeout, dict(ids)
     while pending:
+        found = dict((s.id, s) for s in _servers(conn, cluster_uuid))
         for name, ident in list(pending.items()):
-            server = conn.compute.get_server(ident)
+            server = found.get(ident) or conn.compute.find_server(ident, ignore_missing=True)
+            if server is None:
+                raise Conflict('Server %s (%s) is gone.' % (name, ident))
             if server.status == 'ACTIVE':
                 del pending[name]
             elif server.status == 'ERROR':
@@ -161,15 +174,14 @@ def create(conn, cluster_uuid, specs, options, dry_run=False):
                             options.get('user_data'), lookups)
         waiting[spec['name']] = conn.compute.create_server(**body).id
     if not dry_run:
-        _wait_active(conn, waiting, options['timeout'])
+        _wait_active(conn, cluster_uuid, waiting, options['timeout'])
     return done, listed(conn, cluster_uuid)
 
 
 def delete(conn, cluster_uuid, names, timeout, dry_run=False):
     """Delete the cluster's servers of ``names`` and their ports (``<name>-port``), the
     servers first, waiting for them to go. Returns [done]."""
-    servers = dict((s['name'], s['id']) for s in listed(conn, cluster_uuid)
-                   if s['name'] in names)
+    servers = dict((s.name, s.id) for s in _servers(conn, cluster_uuid) if s.name in names)
     ports = [p for p in (conn.network.find_port(n + '-port', ignore_missing=True) for n in names)
              if p is not None]
     done = ['delete server %s' % n for n in sorted(servers)] + \
@@ -179,7 +191,7 @@ def delete(conn, cluster_uuid, names, timeout, dry_run=False):
     for ident in servers.values():
         conn.compute.delete_server(ident, ignore_missing=True)
     deadline = time.time() + timeout
-    while any(conn.compute.find_server(i, ignore_missing=True) for i in servers.values()):
+    while set(servers.values()) & set(s.id for s in _servers(conn, cluster_uuid)):
         if time.time() > deadline:
             raise Conflict('Timed out after %ds waiting for servers %s to be deleted.' % (
                 timeout, ', '.join(sorted(servers))))
