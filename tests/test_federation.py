@@ -430,7 +430,7 @@ def test_karmada_federates_two_real_clusters_on_local_nodes(tmp_path):
             assert sorted(ready.split('\n')[:-1]) == ['host=True Push', 'member=True Push'], \
                 ready
             # The members' credential: a service account of Karmada's own in each.
-            credential = 'magnum-federation-' + shown['uuid'][:8]
+            credential = karmada.credential_name(shown['uuid'])
             for conf in confs.values():
                 kubectl(conf, '-n', 'karmada-cluster', 'get', 'serviceaccount', credential)
             # Propagated to both: each member runs the Deployment's two pods.

@@ -97,13 +97,17 @@ def _mine(items, prefix):
     return [i for i in items if (getattr(i, 'name', None) or '').startswith(prefix)]
 
 
+def suffixed_servers(conn, cluster_uuid):
+    """Nova's servers whose name holds the cluster's stack suffix, as every one of the
+    cluster's servers' names does (callers keep their own exact test). Nova is asked
+    only for those: a detailed listing costs Nova, and Neutron for each listed
+    server's security groups, per server."""
+    return conn.compute.servers(details=True, name=local_nodes.stack_suffix(cluster_uuid))
+
+
 def _servers(conn, cluster):
-    """The cluster's Nova servers (names starting with its stack name). Nova is asked
-    only for names holding the cluster's stack suffix: a detailed listing costs Nova,
-    and Neutron for each listed server's security groups, per server."""
-    return _mine(conn.compute.servers(details=True,
-                                      name=local_nodes.stack_suffix(cluster['uuid'])),
-                 stack_name(cluster) + '-')
+    """The cluster's Nova servers (names starting with its stack name)."""
+    return _mine(suffixed_servers(conn, cluster['uuid']), stack_name(cluster) + '-')
 
 
 def _brief(item, **extra):

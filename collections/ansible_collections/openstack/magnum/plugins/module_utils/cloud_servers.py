@@ -12,7 +12,7 @@ __metaclass__ = type
 import base64
 import time
 
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud, local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict, Invalid
 
 
@@ -43,12 +43,8 @@ def specs(nodes, cluster, groups, template):
 
 
 def _servers(conn, cluster_uuid):
-    """The cluster's servers (metadata magnum_cluster). Nova is asked only for those whose
-    name holds the cluster's stack suffix, as all of its servers' names do: a detailed
-    listing costs Nova (and Neutron, for each server's security groups) per server
-    listed, and the project may hold many other clusters' servers."""
-    return [s for s in conn.compute.servers(details=True,
-                                            name=local_nodes.stack_suffix(cluster_uuid))
+    """The cluster's servers (metadata magnum_cluster)."""
+    return [s for s in cloud.suffixed_servers(conn, cluster_uuid)
             if (s.metadata or {}).get('magnum_cluster') == cluster_uuid]
 
 
