@@ -23,9 +23,12 @@ from api.core import errors, failures, healing, lifecycle
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
+from api.core import store as store_mod
+from api.private_files import write_private
 
 LOG = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_MINUTES = 180
+STORE_URL_NAME = 'store-url'   # a run's file of the store's URL (MAGNUM_DB_URL_FILE)
 
 
 class Executor:
@@ -181,14 +184,19 @@ class Executor:
         """The environment of a run; a cluster with a credential of its own gets its
         clouds.yaml in the run's private dir (api/credentials.py); the openstack
         provider's module runs share one authentication (api/auth_cache.py)."""
-        env = {'MAGNUM_DB_URL': self.store.url,
-               'MAGNUM_PROVIDER': self.settings.provider,
+        env = {'MAGNUM_PROVIDER': self.settings.provider,
                'ANSIBLE_CONFIG': str(self.settings.project_dir / 'ansible.cfg'),
                # the modules open the store with the API's keys
                secrets.ENV_KEY_FILE: self.store.secrets.key_file or '',
                # ansible-playbook from the same environment as this API
                'PATH': os.pathsep.join([os.path.dirname(sys.executable),
                                         os.environ.get('PATH', '')])}
+        # The store's URL may hold its password: a file of the run's, removed with its
+        # other secrets, never the environment (ansible-runner keeps a run's environment
+        # in artifacts/*/command and env/envvars); one the API inherited is blanked.
+        env[store_mod.ENV_DB_URL] = ''
+        env[store_mod.ENV_DB_URL_FILE] = write_private(
+            os.path.join(str(private_dir), STORE_URL_NAME), self.store.url)
         own_cloud = credentials.job_env(self.settings, self.store, cluster_uuid, private_dir)
         env.update(own_cloud)
         if self.settings.provider == 'openstack' and private_dir is not None:
@@ -318,10 +326,11 @@ class Executor:
 
 def _remove_run_secrets(private_dir):
     """A run's credential and cached authentication do not outlive it."""
-    try:
-        os.unlink(os.path.join(str(private_dir), 'clouds.yaml'))
-    except FileNotFoundError:
-        pass
+    for name in ('clouds.yaml', STORE_URL_NAME):
+        try:
+            os.unlink(os.path.join(str(private_dir), name))
+        except FileNotFoundError:
+            pass
     auth_cache.forget(private_dir)
 
 

@@ -7,6 +7,8 @@ exist here: its ``*_deny_cluster_user`` rules are the plain member/reader ones. 
 job records (an extension) have one rule of their own, ``job:get``.
 """
 
+import hashlib
+import logging
 import os
 
 from flask import current_app, g
@@ -14,6 +16,8 @@ from oslo_config import cfg
 from oslo_policy import policy
 
 from api.core import errors
+
+LOG = logging.getLogger(__name__)
 
 ADMIN = 'rule:context_is_admin'
 READER = 'rule:admin_or_project_reader'
@@ -105,20 +109,106 @@ ACTIONS = {
 IMPLIED_ROLES = {'admin': ('member', 'reader'), 'member': ('reader',)}
 
 
-def make_enforcer(policy_file=None):
-    """An oslo.policy Enforcer with Magnum's defaults; ``policy_file`` (YAML or JSON)
-    overrides any of them."""
-    if policy_file and not os.access(policy_file, os.R_OK):
-        raise errors.MagnumError("The policy file %s cannot be read." % policy_file)
+def _enforcer(overrides=None):
+    """An oslo.policy Enforcer of Magnum's defaults with ``overrides`` (a policy file's
+    rules) in their place; it never reads a file itself (PolicyRules does)."""
     conf = cfg.ConfigOpts()
     conf([], project='magnum', default_config_files=[], default_config_dirs=[])
-    enforcer = policy.Enforcer(conf, policy_file=os.path.abspath(policy_file) if policy_file
-                               else None)
+    rules = dict(BASE_RULES)
+    rules.update(ACTIONS)
+    rules.update(overrides or {})
+    enforcer = policy.Enforcer(conf, rules=policy.Rules.from_dict(rules), use_conf=False)
     enforcer.register_defaults(
         [policy.RuleDefault(name, check) for name, check in BASE_RULES]
         + [policy.RuleDefault(name, check) for name, check in ACTIONS.items()])
-    if policy_file:
-        enforcer.load_rules()  # a file that cannot be read stops the start, not a request
+    return enforcer
+
+
+def parse_rules(data):
+    """A policy file's text (YAML or JSON) as its rules: a non-empty mapping of rule
+    names to check strings (or oslo.policy's lists). ValueError says what is wrong."""
+    try:
+        rules = policy.parse_file_contents(data)
+    except ValueError as exc:
+        raise ValueError('it is not valid YAML or JSON (%s)' % str(exc).splitlines()[0])
+    if not rules:
+        raise ValueError('it is empty')
+    if not isinstance(rules, dict):
+        raise ValueError('it is not a mapping of rule names to rules')
+    for name, check in rules.items():
+        if not isinstance(name, str) or not isinstance(check, (str, list)):
+            raise ValueError('rule %r is not a rule name with a check string' % (name,))
+    return rules
+
+
+class PolicyRules(object):
+    """Magnum's rules with an operator's policy file over them, read again whenever the
+    file's content changes (not its time: an edit within a second, or a file put back,
+    is seen). A file that is gone, unreadable, empty or invalid never replaces the last
+    rules that were good: it could only widen access (Magnum's defaults are wider than
+    most operators' files). Why it was kept is logged once per content."""
+
+    def __init__(self, policy_file=None):
+        self.path = os.path.abspath(policy_file) if policy_file else None
+        self.digest = None
+        self.refused = None    # what was logged last, not to log it on every request
+        self.enforcer = _enforcer()
+        if self.path:
+            data = self._read()
+            if data is None:
+                raise errors.MagnumError("The policy file %s cannot be read." % self.path)
+            try:
+                self.enforcer = _enforcer(parse_rules(data))
+            except ValueError as exc:
+                raise errors.MagnumError("The policy file %s is refused: %s." % (self.path, exc))
+            self.digest = hashlib.sha256(data).hexdigest()
+
+    def _read(self):
+        try:
+            with open(self.path, 'rb') as handle:
+                return handle.read()
+        except OSError as exc:
+            self._refuse('it cannot be read (%s)' % exc.strerror)
+            return None
+
+    def _refuse(self, why):
+        if why != self.refused:
+            LOG.error('policy file %s: %s; the rules read from it last stay in force',
+                      self.path, why)
+            self.refused = why
+
+    def current(self):
+        """The enforcer of the file's current content, or of the last good one."""
+        if not self.path:
+            return self.enforcer
+        data = self._read()
+        if data is None:
+            return self.enforcer
+        digest = hashlib.sha256(data).hexdigest()
+        if digest == self.digest:
+            self.refused = None
+            return self.enforcer
+        try:
+            enforcer = _enforcer(parse_rules(data))
+        except ValueError as exc:
+            self._refuse(str(exc))
+            return self.enforcer
+        self.enforcer, self.digest, self.refused = enforcer, digest, None
+        LOG.info('policy file %s: its new rules are in force', self.path)
+        return enforcer
+
+
+def make_enforcer(policy_file=None):
+    """Magnum's default rules, overridden by ``policy_file`` (YAML or JSON) when given;
+    a file that cannot be read or is refused stops the start, not a request."""
+    return PolicyRules(policy_file)
+
+
+def _rules():
+    """This request's enforcer (the file is looked at once per request)."""
+    enforcer = g.get('magnum_enforcer')
+    if enforcer is None:
+        enforcer = g.magnum_enforcer = current_app.extensions['magnum_policy'].current()
     return enforcer
 
 
@@ -140,8 +230,7 @@ def allowed(action, target=None):
     target = target or {}
     target = {'project_id': target.get('project_id', g.scope.project_id),
               'user_id': target.get('user_id', g.scope.user_id)}
-    enforcer = current_app.extensions['magnum_policy']
-    return enforcer.authorize(action, target, _creds(), do_raise=False)
+    return _rules().authorize(action, target, _creds(), do_raise=False)
 
 
 def authorize(action, target=None):
@@ -163,6 +252,5 @@ def authorize_on(action, record):
 
 def is_admin(roles, project_id, user_id):
     """The context_is_admin rule for a caller (before g.scope exists)."""
-    enforcer = current_app.extensions['magnum_policy']
-    return enforcer.authorize('context_is_admin', {}, {
+    return _rules().authorize('context_is_admin', {}, {
         'roles': roles, 'project_id': project_id, 'user_id': user_id}, do_raise=False)

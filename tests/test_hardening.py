@@ -3,6 +3,7 @@ concurrent updates are never lost, one project learns nothing of another, roles 
 policy are Magnum's, bad input is a 400 that stores nothing, repeated and cancelled work
 does not linger."""
 
+import os
 import uuid as uuidlib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -409,6 +410,34 @@ def test_secrets_are_sealed_by_default(sqlite_url, project, tmp_path, monkeypatc
         assert handle.read() == first
 
 
+def test_no_kept_job_file_holds_the_stores_url(db_url, project, tmp_path, monkeypatch):
+    """The store's URL (a PostgreSQL one holds its password) reaches a job through a file
+    removed with the job, never its environment: ansible-runner keeps a run's
+    environment in artifacts/*/command (and env/envvars of a failed run). Issue #43."""
+    # An operator who started the API with MAGNUM_DB_URL: the jobs inherit it no more.
+    monkeypatch.setenv('MAGNUM_DB_URL', db_url)
+    app = make_app(db_url, project, tmp_path)
+    client = app.test_client()
+    try:
+        call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+        call(client, 'POST', '/v1/clusters', {'name': 'ok', 'cluster_template_id': 'tpl'},
+             expect=202)
+        call(client, 'POST', '/v1/clusters', {'name': 'bad', 'cluster_template_id': 'tpl',
+                                              'labels': {'test_fail': 'on purpose'}},
+             expect=202)
+        assert wait_status(client, 'ok').json['status'] == 'CREATE_COMPLETE'
+        assert wait_status(client, 'bad').json['status'] == 'CREATE_FAILED'
+        call(client, 'DELETE', '/v1/clusters/ok', expect=204)
+        assert wait_status(client, 'ok').status_code == 404
+    finally:
+        app.extensions['magnum_executor'].shutdown(wait=True)
+    secret = db_url.split('://', 1)[1]   # user:password@host/db, or the SQLite path
+    kept = [path for path in (tmp_path / 'jobs').rglob('*') if path.is_file()]
+    assert any(path.name == 'command' for path in kept)   # the runs' files are there
+    holding = [str(path) for path in kept if secret in path.read_text(errors='replace')]
+    assert holding == []
+
+
 # ------------------------------------------- 6. roles and policy, as Magnum's
 
 READ, WRITE, ADMIN_ONLY = 'read', 'write', 'admin'
@@ -596,3 +625,43 @@ def test_a_policy_file_overrides_magnums_defaults(db_url, project, tmp_path):
     with pytest.raises(Exception, match='cannot be read'):
         make_app(db_url, project, tmp_path, policy_file=str(tmp_path / 'missing.yaml'),
                  start_executor=False)
+    for text, why in (('', 'is empty'), ('"cluster:create": [', 'not valid YAML'),
+                      ('- a list', 'not a mapping')):
+        policy_file.write_text(text)
+        with pytest.raises(Exception, match=why):
+            make_app(db_url, project, tmp_path, policy_file=str(policy_file),
+                     start_executor=False)
+
+
+def test_a_policy_file_changed_at_run_time_never_widens_access(sqlite_url, project, tmp_path):
+    """The file is read again when its content changes; gone, unreadable, empty or
+    invalid, it never replaces the last good rules (the defaults would let a member
+    list clusters): issue #43."""
+    policy_file = tmp_path / 'policy.yaml'
+    strict = '"cluster:get_all": "role:admin"\n'
+    policy_file.write_text(strict)
+    app = make_app(sqlite_url, project, tmp_path, policy_file=str(policy_file),
+                   start_executor=False)
+    client = app.test_client()
+    member = {'X-Project-Id': 'p1', 'X-Roles': 'member'}
+
+    def listing():
+        return call(client, 'GET', '/v1/clusters', None, member).status_code
+
+    assert listing() == 403
+    moved = tmp_path / 'moved.yaml'
+    policy_file.rename(moved)
+    assert listing() == 403
+    moved.rename(policy_file)
+    assert listing() == 403
+    for broken in ('', '"cluster:get_all": [', '- a list', '"cluster:get_all": 3'):
+        policy_file.write_text(broken)
+        assert listing() == 403, broken
+    # A change keeping the file's size and time is still seen (content, not mtime).
+    stamp = policy_file.stat().st_mtime_ns
+    policy_file.write_text('"cluster:get_all": "role:member"\n')
+    os.utime(policy_file, ns=(stamp, stamp))
+    assert listing() == 200
+    policy_file.write_text('"cluster:get_all": "role:admin"\n')
+    os.utime(policy_file, ns=(stamp, stamp))
+    assert listing() == 403

@@ -15,7 +15,8 @@ options:
         C(sqlite:////var/lib/magnum/magnum.sqlite) or C(postgresql://user:pw@host/magnum).
       - Defaults to the play's variable C(magnum_db_url) (an extra var, as AWX credentials
         of type C(OpenStack Magnum) inject it), else the E(MAGNUM_DB_URL) environment
-        variable, else a SQLite file under the user's data directory
+        variable, else the content of the file E(MAGNUM_DB_URL_FILE) names (how the API
+        hands its jobs a URL that may hold a password), else a SQLite file under the user's data directory
         (C(~/.local/share/openstack-magnum/magnum.sqlite)).
     type: str
   project_id:

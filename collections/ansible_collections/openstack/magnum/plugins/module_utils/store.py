@@ -39,6 +39,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound, OperationNotAllowed, StaleRecord)
 
 ENV_DB_URL = 'MAGNUM_DB_URL'
+ENV_DB_URL_FILE = 'MAGNUM_DB_URL_FILE'
 
 # kind -> (table name, field table, display name, parent key)
 KINDS = {
@@ -67,9 +68,14 @@ def utcnow():
 
 
 def default_url():
+    """MAGNUM_DB_URL, else the content of the file MAGNUM_DB_URL_FILE names (how the API
+    hands a job a URL that may hold a password), else the default SQLite file."""
     url = os.environ.get(ENV_DB_URL)
     if url:
         return url
+    if os.environ.get(ENV_DB_URL_FILE):
+        with open(os.environ[ENV_DB_URL_FILE]) as handle:
+            return handle.read().strip()
     base = os.environ.get('XDG_DATA_HOME') or os.path.join(
         os.path.expanduser('~'), '.local', 'share')
     return 'sqlite:///' + os.path.join(base, 'openstack-magnum', 'magnum.sqlite')
