@@ -260,6 +260,84 @@ def test_deletes_are_not_repeated_and_refused_for_a_host(app, client):
     assert len(jobs_of(app, 'delete')) == 1
 
 
+def test_a_federation_and_the_delete_of_its_cluster_never_both_land(db_url, project, tmp_path,
+                                                                     monkeypatch):
+    """Two API processes: a federation's create on host X against X's delete, and a
+    PATCH adding member M against M's delete, sent at once, round after round. One of
+    each pair is refused: no federation ever names a cluster being deleted (on
+    PostgreSQL both were accepted, leaving a federation no one could delete and a
+    dangling member: issue #43)."""
+    import threading
+
+    from api.core import lifecycle
+    from api.executor import Executor
+    # The jobs stay queued: what is looked at is what the requests recorded.
+    monkeypatch.setattr(Executor, '_run_guarded', lambda self, job_uuid: None)
+    apps = [make_app(db_url, project, tmp_path, health_interval=0) for _ in range(2)]
+    clients = [app.test_client() for app in apps]
+    store = apps[0].extensions['magnum_store']
+    call(clients[0], 'POST', '/v1/clustertemplates', TPL, expect=201)
+    scope = lifecycle.Scope(project_id='default', is_admin=True)
+
+    def complete_cluster(name):
+        cluster = lifecycle.record_cluster(store, {'name': name, 'cluster_template_id': 'tpl'},
+                                           scope, settings={'check_quota': False})
+        return store.update('cluster', cluster['uuid'], {'status': 'CREATE_COMPLETE'})
+
+    def at_once(*requests_):
+        barrier = threading.Barrier(len(requests_))
+
+        def send(args):
+            barrier.wait()
+            return call(*args).status_code
+
+        with ThreadPoolExecutor(max_workers=len(requests_)) as pool:
+            return list(pool.map(send, requests_))
+
+    staying = complete_cluster('staying')
+    try:
+        for i in range(24):
+            host, member = complete_cluster('h%d' % i), complete_cluster('m%d' % i)
+            created, deleted = at_once(
+                (clients[0], 'POST', '/v1/federations', {'name': 'f%d' % i,
+                                                         'hostcluster_id': host['uuid']}),
+                (clients[1], 'DELETE', '/v1/clusters/%s' % host['uuid']))
+            assert sorted([created, deleted]) in ([202, 409], [204, 400]), (created, deleted)
+
+            fed = lifecycle.create_federation(store, {'name': 'g%d' % i,
+                                                      'hostcluster_id': staying['uuid']}, scope)
+            store.update('federation', fed['uuid'], {'status': 'CREATE_COMPLETE'})
+            patched, deleted = at_once(
+                (clients[0], 'PATCH', '/v1/federations/%s' % fed['uuid'],
+                 [{'op': 'add', 'path': '/member_ids/-', 'value': member['uuid']}]),
+                (clients[1], 'DELETE', '/v1/clusters/%s' % member['uuid']))
+            assert sorted([patched, deleted]) in ([202, 409], [204, 400]), (patched, deleted)
+        # Every federation's clusters are there, and none is being deleted.
+        for fed in store.find('federation'):
+            for uuid in [fed['hostcluster_id']] + fed['member_ids']:
+                assert store.get('cluster', uuid, by_name=False)['status'] == 'CREATE_COMPLETE'
+    finally:
+        for app in apps:
+            app.extensions['magnum_executor'].shutdown(wait=True)
+
+
+def test_a_federation_whose_host_is_gone_is_deleted(sqlite_client):
+    """A delete always ends: a federation whose host cluster is gone (as the race above
+    left them) deletes its record; it ended DELETE_FAILED "could not be found" for ever."""
+    from api.core import lifecycle
+    client = sqlite_client
+    store = client.application.extensions['magnum_store']
+    call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
+    scope = lifecycle.Scope(project_id='default', is_admin=True)
+    host = lifecycle.record_cluster(store, {'name': 'host', 'cluster_template_id': 'tpl'}, scope)
+    store.update('cluster', host['uuid'], {'status': 'CREATE_COMPLETE'})
+    fed = lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'host'}, scope)
+    store.update('federation', fed['uuid'], {'status': 'CREATE_FAILED'})
+    store.purge_cluster(host['uuid'])
+    call(client, 'DELETE', '/v1/federations/f1', expect=204)
+    wait_for(lambda: call(client, 'GET', '/v1/federations/%s' % fed['uuid']).status_code == 404)
+
+
 def test_the_template_an_upgrade_moves_to_stays_until_the_upgrade_ends(sqlite_client):
     client = sqlite_client
     call(client, 'POST', '/v1/clustertemplates', dict(TPL, labels={'kube_tag': 'v1.35.0'}),

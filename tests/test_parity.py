@@ -129,3 +129,63 @@ def test_playbook_upgrade_is_checked_like_the_api(project, tmp_path):
     cluster = store.get('cluster', 'c1')
     assert cluster['status'] == 'UPDATE_COMPLETE'
     assert cluster['cluster_template_id'] == store.get('cluster_template', 'newer')['uuid']
+
+
+def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_path):
+    """A resize, a delete and a node group delete started with `ansible-playbook` (or
+    an AWX job template) meet the checks the API runs when it accepts them - the
+    same refusal, word for word - and change nothing (issue #43)."""
+    from api.app import create_app
+    from api.core import lifecycle
+    from api.settings import Settings
+
+    db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
+    env = ansible_env(project, db)
+    subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
+                    '-a', json.dumps(dict(TPL, labels='kube_tag=v1.30.1'))], cwd=project,
+                   env=env, check=True, capture_output=True)
+    assert subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml',
+                           '-e', json.dumps({'cluster': CLUSTER})], cwd=project, env=env,
+                          capture_output=True).returncode == 0
+    store = store_mod.Store(db)
+    cluster = store.get('cluster', 'c1')
+    workers = lifecycle.default_worker_group(store, cluster)
+    store.update('nodegroup', workers['uuid'], {
+        'min_node_count': 1, 'max_node_count': 3,
+        'nodes': [{'name': 'c1-node-0', 'id': 'a' * 32}, {'name': 'c1-node-1', 'id': 'b' * 32}]})
+    scope = lifecycle.Scope(project_id=cluster['project_id'], is_admin=True)
+    lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'c1'}, scope)
+    before = normalise(store_mod.Store(db))
+
+    app = create_app(Settings(db_url=db, runner_dir=tmp_path / 'jobs', project_dir=project,
+                              playbooks_dir=project / 'playbooks', provider='none'))
+    app.extensions['magnum_executor'].shutdown(wait=True)   # nothing is to run
+    client = app.test_client()
+
+    def api(method, path, body=None):
+        resp = client.open(path, method=method, json=body, headers=LATEST)
+        assert resp.status_code in (400, 409), resp.get_data(as_text=True)
+        return resp.json['errors'][0]['detail']
+
+    def playbook(name, **extravars):
+        run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/%s.yml' % name,
+                              '-e', json.dumps(dict(cluster='c1', **extravars))],
+                             cwd=project, env=env, capture_output=True, text=True)
+        assert run.returncode != 0, run.stdout[-2000:]
+        return run.stdout
+
+    resize = '/v1/clusters/c1/actions/resize'
+    for body, message in (
+            ({'node_count': 2, 'nodegroup': 'default-master'}, 'role master is not supported'),
+            ({'node_count': 4}, 'above its max_node_count 3'),
+            ({'node_count': 0}, 'below its min_node_count 1'),
+            ({'node_count': 2, 'nodes_to_remove': ['c1-node-7']}, 'c1-node-7')):
+        refusal = api('POST', resize, body)
+        assert message in refusal
+        assert refusal in playbook('cluster_resize', **body)
+    refusal = api('DELETE', '/v1/clusters/c1')
+    assert 'hosts federation f1' in refusal and refusal in playbook('cluster_delete')
+    refusal = api('DELETE', '/v1/clusters/c1/nodegroups/default-master')
+    assert 'Deleting a default nodegroup is not supported' in refusal
+    assert refusal in playbook('nodegroup_delete', nodegroup='default-master')
+    assert normalise(store_mod.Store(db)) == before

@@ -7,8 +7,10 @@ store) is only what reaches the cluster: its server, the CA it is trusted throug
 credential given inline (a token or a client certificate). A kubeconfig that would make
 the controller run a program (``exec``, ``auth-provider``) or read its own files
 (``certificate-authority``, ``client-key``, ``tokenFile`` paths) is refused, and so is a
-server in a network the operator denies (loopback and link-local by default: the
-controller's own services and the cloud's metadata service)."""
+server in a network the operator denies (by default the service host's own addresses,
+loopback and link-local: the controller's own services and the cloud's metadata
+service), in whatever form its address is written, at registration and again at every
+connection (``pinned``)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -34,9 +36,14 @@ except ImportError:  # pragma: no cover - the modules only read what the API kep
 
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
-# Networks an external member's server may not be in (comma-separated CIDRs).
+# Networks an external member's server may not be in (comma-separated CIDRs; ``host``
+# stands for every address of the machine the service runs on).
 ENV_DENIED = 'MAGNUM_EXTERNAL_CLUSTER_DENIED_NETWORKS'
-DEFAULT_DENIED = '127.0.0.0/8,::1/128,169.254.0.0/16,fe80::/10,0.0.0.0/8,::/128'
+HOST = 'host'
+DEFAULT_DENIED = ('host,127.0.0.0/8,::1/128,169.254.0.0/16,fe80::/10,fd00:ec2::254/128,'
+                  '0.0.0.0/8,::/128')
+# Never a server: no single host is there.
+NOT_A_HOST = ('224.0.0.0/4', 'ff00::/8', '255.255.255.255/32')
 MAX_KUBECONFIG = 64 * 1024
 NAME = re.compile(r'^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')
 # What a user entry may hold: a credential given inline.
@@ -73,24 +80,73 @@ def _pem(value, what):
 
 
 def denied_networks():
+    """The operator's deny list: (networks, whether the host's own addresses are in it)."""
     text = os.environ.get(ENV_DENIED, DEFAULT_DENIED)
-    return [ipaddress.ip_network(n.strip(), strict=False) for n in text.split(',') if n.strip()]
+    names = [n.strip() for n in text.split(',') if n.strip()]
+    nets = [ipaddress.ip_network(n, strict=False) for n in names if n != HOST]
+    return nets + [ipaddress.ip_network(n) for n in NOT_A_HOST], HOST in names
+
+
+def ip_forms(host):
+    """Every IP address ``host`` (a URL's host, without brackets) stands for: an IPv6
+    address with an IPv4 one inside (mapped ``::ffff:a.b.c.d``, compatible ``::a.b.c.d``,
+    NAT64, 6to4) also as that IPv4 address; an IPv4 address in any form the C library
+    takes (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``). Empty for a name."""
+    host = host.split('%', 1)[0].rstrip('.')
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        if not re.match(r'^(0x[0-9a-f]+|[0-9]+)(\.(0x[0-9a-f]+|[0-9]+)){0,3}$', host, re.I):
+            return []
+        try:
+            ip = ipaddress.IPv4Address(socket.inet_aton(host))
+        except (OSError, ValueError):
+            return []
+    forms = [ip]
+    if ip.version == 6:
+        inner = [ip.ipv4_mapped, ip.sixtofour]
+        value = int(ip)
+        if value >> 32 == 0 and value > 1:                       # ::a.b.c.d
+            inner.append(ipaddress.IPv4Address(value & 0xffffffff))
+        if ip in ipaddress.ip_network('64:ff9b::/96'):           # NAT64
+            inner.append(ipaddress.IPv4Address(value & 0xffffffff))
+        forms.extend(i for i in inner if i is not None)
+    return forms
+
+
+def is_own_address(ip):
+    """Whether ``ip`` is an address of this machine (it can be bound here)."""
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        probe.bind((str(ip), 0))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
 
 
 def check_address(address, server):
-    """Refuse an address (an IP) in a denied network."""
-    ip = ipaddress.ip_address(address.split('%', 1)[0])
-    for net in denied_networks():
-        if ip.version == net.version and ip in net:
-            raise Invalid("External cluster server is in a network external clusters may "
-                          "not be in: %s is in %s" % (server, net))
+    """Refuse an address (an IP, in any of its forms) in a denied network, or one of
+    this machine's own when the deny list holds ``host``."""
+    nets, own = denied_networks()
+    for ip in ip_forms(address):
+        for net in nets:
+            if ip.version == net.version and ip in net:
+                raise Invalid("External cluster server is in a network external clusters "
+                              "may not be in: %s is in %s" % (server, net))
+        if own and is_own_address(ip):
+            raise Invalid("External cluster server is an address of the service's own "
+                          "host, which external clusters may not be: %s (%s)" % (server, ip))
 
 
-def check_server(server, resolve=False):
-    """The server URL: https, a host, not in a denied network (its addresses, with
-    ``resolve``; an IP given literally in any case)."""
+def _url(server):
     if not isinstance(server, str):
         raise Invalid("The kubeconfig's cluster has no server.")
+    if any(ord(c) < 0x21 or ord(c) == 0x7f for c in server):
+        raise Invalid("The kubeconfig's server holds a space or a control character: %r"
+                      % server)
     try:
         parsed = urlsplit(server)
         port = parsed.port
@@ -98,20 +154,46 @@ def check_server(server, resolve=False):
         raise Invalid("The kubeconfig's server is not a URL: %r" % server)
     if parsed.scheme != 'https' or not parsed.hostname:
         raise Invalid("The kubeconfig's server is not an https:// URL: %r" % server)
-    try:
-        check_address(parsed.hostname, server)
-        return server
-    except ValueError:
-        pass   # a name
+    return parsed, port or 443
+
+
+def check_server(server, resolve=False):
+    """The server URL: https, a host, not in a denied network (an IP given in any form;
+    with ``resolve``, every address a name resolves to)."""
+    parsed, port = _url(server)
+    check_address(parsed.hostname, server)
     if resolve:
-        try:
-            found = socket.getaddrinfo(parsed.hostname, port or 443, 0, socket.SOCK_STREAM)
-        except socket.gaierror as exc:
-            raise Invalid("External cluster server cannot be resolved: %s (%s)"
-                          % (server, exc))
-        for info in found:
-            check_address(info[4][0], server)
+        for address in resolved(parsed.hostname, port, server):
+            check_address(address, server)
     return server
+
+
+def resolved(hostname, port, server):
+    try:
+        found = socket.getaddrinfo(hostname, port, 0, socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise Invalid("External cluster server cannot be resolved: %s (%s)" % (server, exc))
+    return [info[4][0] for info in found]
+
+
+def pinned(config):
+    """The kubeconfig to connect to an external cluster with, at each connection: its
+    server's name resolved once, every address checked, and the server replaced by the
+    first address (its certificate still checked against the name: tls-server-name), so
+    that a name that resolves elsewhere by the time of the connection is never
+    followed."""
+    server = config['clusters'][0]['cluster']['server']
+    parsed, port = _url(server)
+    addresses = resolved(parsed.hostname, port, server)
+    for address in [parsed.hostname] + addresses:
+        check_address(address, server)
+    ip = ipaddress.ip_address(addresses[0].split('%', 1)[0])
+    netloc = ('[%s]' % ip if ip.version == 6 else str(ip)) + ':%d' % port
+    cluster = dict(config['clusters'][0]['cluster'], server=parsed._replace(
+        netloc=netloc).geturl())
+    if not ip_forms(parsed.hostname):   # a name: the certificate is checked against it
+        cluster.setdefault('tls-server-name', parsed.hostname)
+    return dict(config, clusters=[dict(config['clusters'][0], cluster=cluster)])
 
 
 def parse(text):

@@ -63,8 +63,18 @@ def reachable(config, timeout=5):
 
 
 def client(config):
-    """A dynamic client of the kubernetes library for kubeconfig ``config``."""
-    return dynamic.DynamicClient(kube_config.new_client_from_config_dict(config))
+    """A dynamic client of the kubernetes library for kubeconfig ``config``. It follows
+    no redirect: a server answering 3xx (to send the controller elsewhere, its own
+    loopback say) gets an error, not a second request."""
+    api_client = kube_config.new_client_from_config_dict(config)
+    pool = api_client.rest_client.pool_manager
+    follow = pool.urlopen
+
+    def urlopen(method, url, redirect=True, **kwargs):
+        return follow(method, url, redirect=False, **kwargs)
+
+    pool.urlopen = urlopen
+    return dynamic.DynamicClient(api_client)
 
 
 def ca_of(config):

@@ -417,12 +417,22 @@ def create_federation(store, data, scope, authorize=None):
     fed['hostcluster_id'] = host['uuid']
     fed['member_ids'] = _unique([_federation_cluster(store, ident, scope, authorize)['uuid']
                                  for ident in fed['member_ids'] or []])
-    # With its clusters' locks: a delete of one of them waits, then sees the federation.
-    locks = [cluster_lock({'uuid': uuid}) for uuid in [host['uuid']] + fed['member_ids']]
-    with store.write(lock=locks) as conn:
-        for uuid in [host['uuid']] + fed['member_ids']:
-            store.get('cluster', uuid, conn=conn, by_name=False)
+    with store.write() as conn:
+        _hold_federated(store, [host['uuid']] + fed['member_ids'])
         return store.create('federation', fed, conn=conn)
+
+
+def _hold_federated(store, uuids):
+    """Within the caller's transaction, take the locks of the clusters a federation is
+    to name and check them again: a delete of one of them (which takes its lock, then
+    looks for the federations naming it: start_delete) either came first - the cluster
+    is no longer *_COMPLETE, refused here - or waits and then sees the federation."""
+    with store.write(lock=[cluster_lock({'uuid': uuid}) for uuid in uuids]) as conn:
+        for uuid in uuids:
+            cluster = store.get('cluster', uuid, conn=conn, by_name=False)
+            template = store.get('cluster_template', cluster['cluster_template_id'],
+                                 conn=conn, by_name=False)
+            model.check_federable(cluster, template)
 
 
 def _unique(uuids):
@@ -463,6 +473,10 @@ def update_federation(store, current, patched, scope, authorize=None):
                     ident = _federation_cluster(store, uuid, scope, authorize)['uuid']
             members.append(ident)   # a joined one stays whatever it is doing now
         values['member_ids'] = _unique(members)
+        joining = [uuid for uuid in values['member_ids'] if uuid not in current['member_ids']
+                   and uuid not in externals]
+        if joining:
+            _hold_federated(store, joining)
         for uuid in current['member_ids']:
             if uuid not in values['member_ids'] and authorize:
                 try:
@@ -520,17 +534,46 @@ def check_driver_operation(store, cluster, operation):
     drivers.by_name(driver['name']).check_operation(operation)
 
 
-def begin_operation(store, cluster, operation, started_by_job=False):
-    """Start ``operation`` unless the API already did (``started_by_job``)."""
-    if not started_by_job:
-        check_driver_operation(store, cluster, operation)
+def begin_operation(store, cluster, operation, started_by_job=False, scope=None, **args):
+    """Start ``operation`` unless the API already did (``started_by_job``): the checks
+    and the state change the API makes when it accepts the operation, in one place for
+    every entry point (the API, ``ansible-playbook``, AWX). ``args``: the operation's
+    own (resize: node_count, nodegroup, nodes_to_remove; upgrade: cluster_template,
+    max_batch_size, nodegroup; nodegroup_delete: nodegroup)."""
     if started_by_job:
         if cluster['status'] != states.running_status(operation):
             raise Conflict("Cluster %s is %s, not %s: its %s job no longer owns it."
                            % (cluster['name'], cluster['status'],
                               states.running_status(operation), operation))
         return False, cluster
-    return True, store.start_operation(cluster['uuid'], operation)
+    return True, start_operation(store, cluster, operation, scope, **args)
+
+
+def start_operation(store, cluster, operation, scope=None, node_count=None, nodegroup=None,
+                    nodes_to_remove=None, cluster_template=None, max_batch_size=None):
+    """Check ``operation`` on ``cluster`` as the API does and move the cluster to its
+    running status, with the cluster's lock (the API's requests take it too)."""
+    check_driver_operation(store, cluster, operation)
+    with store.write(lock=cluster_lock(cluster)):
+        current = store.get('cluster', cluster['uuid'], by_name=False)
+        if operation == 'resize':
+            return start_resize(store, current, node_count, nodegroup, nodes_to_remove)[0]
+        if operation == 'upgrade':
+            if not cluster_template:
+                raise Invalid("cluster_template (the template to upgrade to) is required to "
+                              "start an upgrade.")
+            return start_upgrade(store, current, cluster_template, scope, max_batch_size,
+                                 nodegroup)[0]
+        if operation == 'delete':
+            return start_delete(store, current)
+        if operation == 'nodegroup_delete':
+            if not nodegroup:
+                raise Invalid("nodegroup (the node group to delete) is required.")
+            return start_nodegroup_delete(store, current, get_nodegroup(store, current,
+                                                                         nodegroup))
+        if operation == 'ca_rotate':
+            check_tls(store, current)
+        return store.start_operation(current['uuid'], operation)
 
 
 def _group_updates(store, cluster, operation, ok, reason, nodegroup, node_count):

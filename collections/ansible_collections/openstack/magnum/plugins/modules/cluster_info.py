@@ -20,6 +20,12 @@ options:
   name:
     description: Name or UUID of one cluster; all clusters when omitted.
     type: str
+  missing_ok:
+    description:
+      - With I(name), a cluster that does not exist gives an empty I(clusters) and an empty
+        I(cluster) instead of a failure (a federation's delete whose host is gone).
+    type: bool
+    default: false
 author:
   - openstack.magnum contributors (@openstack)
 '''
@@ -42,7 +48,7 @@ clusters:
   type: list
   elements: dict
 cluster:
-  description: The cluster, when I(name) is given.
+  description: The cluster, when I(name) is given (empty when it is missing and I(missing_ok)).
   returned: when name is given
   type: dict
 cluster_template:
@@ -63,16 +69,22 @@ driver:
 
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils import fields, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
 
 
 class ClusterInfoModule(MagnumModule):
-    argument_spec = dict(name=dict(type='str'))
+    argument_spec = dict(name=dict(type='str'), missing_ok=dict(type='bool', default=False))
 
     def run(self):
         if not self.params['name']:
             self.exit_json(changed=False, clusters=[
                 fields.project(fields.CLUSTER, r) for r in self.store.find('cluster')])
-        cluster = lifecycle.get_cluster(self.store, self.params['name'], self.scope)
+        try:
+            cluster = lifecycle.get_cluster(self.store, self.params['name'], self.scope)
+        except NotFound:
+            if not self.params['missing_ok']:
+                raise
+            self.exit_json(changed=False, clusters=[], cluster={})
         template, driver = lifecycle.cluster_driver(self.store, cluster)
         groups = self.store.find('nodegroup', cluster_id=cluster['uuid'])
         public = fields.project(fields.CLUSTER, cluster)

@@ -12,10 +12,13 @@ short_description: Start or end a cluster operation in the store (the state mach
 version_added: "0.1.0"
 description:
   - The lifecycle playbooks call this module to move a cluster through Magnum's state
-    machine. I(phase=start) checks that the operation may start from the current status
-    (update, resize and upgrade are refused while another operation runs; delete is always
-    allowed; a C(*_FAILED) cluster can be retried, resized or deleted) and sets the
-    C(*_IN_PROGRESS) status.
+    machine. I(phase=start) runs the checks the API runs when it accepts the operation
+    (module_utils/lifecycle.py start_operation), then sets the C(*_IN_PROGRESS) status:
+    the state machine (update, resize and upgrade are refused while another operation
+    runs; delete is always allowed; a C(*_FAILED) cluster can be retried, resized or
+    deleted), a resize's node group bounds and I(nodes_to_remove), an upgrade's template,
+    a delete of a federation's host or member, a node group delete, a CA rotation with
+    TLS disabled.
   - I(phase=complete) writes C(*_COMPLETE) with the cluster's facts; I(phase=failed) writes
     C(*_FAILED) with I(reason). Both only act on a cluster still in the status this operation
     set, so a job superseded by a delete never moves the cluster back.
@@ -48,11 +51,22 @@ options:
         C(node_addresses), and the nodes a resize's C(nodes_to_remove) may name).
     type: dict
   nodegroup:
-    description: Node group (name or UUID) the operation acts on.
+    description:
+      - Node group (name or UUID) the operation acts on.
+      - For I(operation=resize), the default worker group when not given; required for
+        I(operation=nodegroup_delete).
     type: str
   node_count:
-    description: New node count of the node group, written when a resize completes.
+    description:
+      - New node count of the node group, checked against its bounds when a resize starts
+        (required then) and written when it completes.
     type: int
+  nodes_to_remove:
+    description:
+      - For I(operation=resize) and I(phase=start), the nodes (names or ids) the resize
+        removes; each must be a node of the group.
+    type: list
+    elements: str
   cluster_template:
     description:
       - For I(operation=upgrade), the template to upgrade to (name or UUID).
@@ -104,8 +118,7 @@ cluster:
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils import (
     fields, jobs, lifecycle, states)
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
-    Conflict, Invalid)
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict
 
 
 class ClusterStatusModule(MagnumModule):
@@ -117,6 +130,7 @@ class ClusterStatusModule(MagnumModule):
         facts=dict(type='dict'),
         nodegroup=dict(type='str'),
         node_count=dict(type='int'),
+        nodes_to_remove=dict(type='list', elements='str'),
         cluster_template=dict(type='str'),
         max_batch_size=dict(type='int'),
         job_uuid=dict(type='str'),
@@ -132,13 +146,17 @@ class ClusterStatusModule(MagnumModule):
                                % (job['uuid'], job['status'], job.get('status_reason'),
                                   cluster['name']))
         if p['phase'] == 'start':
-            if p['operation'] == 'upgrade' and not p['job_uuid']:
-                self._check_upgrade(cluster)
             if self.check_mode:
                 states.check_can_start(p['operation'], cluster['status'], cluster['name'])
+                if p['operation'] == 'upgrade' and p['cluster_template'] and not p['job_uuid']:
+                    lifecycle.check_upgrade(self.store, cluster, p['cluster_template'],
+                                            self.scope, p['max_batch_size'], p['nodegroup'])
                 self.exit_json(changed=not p['job_uuid'], cluster=_public(cluster))
             changed, cluster = lifecycle.begin_operation(
-                self.store, cluster, p['operation'], started_by_job=bool(p['job_uuid']))
+                self.store, cluster, p['operation'], started_by_job=bool(p['job_uuid']),
+                scope=self.scope, node_count=p['node_count'], nodegroup=p['nodegroup'],
+                nodes_to_remove=p['nodes_to_remove'], cluster_template=p['cluster_template'],
+                max_batch_size=p['max_batch_size'])
             self.exit_json(changed=changed, cluster=_public(cluster))
         if self.check_mode:
             self.exit_json(changed=True, cluster=_public(cluster))
@@ -148,16 +166,6 @@ class ClusterStatusModule(MagnumModule):
             nodegroup=p['nodegroup'], node_count=p['node_count'],
             template_id=p['cluster_template'])
         self.exit_json(changed=True, cluster=_public(result) if result else None)
-
-    def _check_upgrade(self, cluster):
-        """The API checks an upgrade before starting its job; a playbook run started
-        without the API (no job_uuid) gets the same check here."""
-        p = self.params
-        if not p['cluster_template']:
-            raise Invalid("cluster_template (the template to upgrade to) is required to "
-                          "start an upgrade.")
-        lifecycle.check_upgrade(self.store, cluster, p['cluster_template'], self.scope,
-                                p['max_batch_size'], p['nodegroup'])
 
 
 def _public(record):

@@ -128,14 +128,14 @@ class FederationMembersModule(MagnumModule):
             'uuid'] for m in wanted]
         self.deadline = time.time() + self.params['timeout']
         self.warnings = []
-        host = self.store.get('cluster', self.federation['hostcluster_id'], by_name=False)
         try:
+            host = self.store.get('cluster', self.federation['hostcluster_id'], by_name=False)
             found = karmada.settings(self.federation['properties'])
             config = karmada_store.access(self.store, self.federation, host, found)
-        except Invalid:
+        except (Invalid, NotFound):
             if wanted:
                 raise
-            config = None   # a delete: Karmada cannot be told, the members can
+            config = None   # a delete: Karmada (or its host) cannot be told, the members can
         if config is None or not self.params['karmada_api']:
             if wanted:
                 self.fail_json(msg='Federation %s has no Karmada control plane to join '
@@ -219,9 +219,8 @@ class FederationMembersModule(MagnumModule):
         """A client of the member's API: an admin certificate of a Magnum cluster's CA
         issued for the occasion; an external cluster's own kubeconfig."""
         if cluster.get('external'):
-            config = external_clusters.loads(self.store.external_cluster(
-                self.federation['uuid'], cluster['uuid'], kubeconfig=True)['kubeconfig'])
-            external_clusters.check_server(external_clusters.server(config), resolve=True)
+            config = external_clusters.pinned(external_clusters.loads(self.store.external_cluster(
+                self.federation['uuid'], cluster['uuid'], kubeconfig=True)['kubeconfig']))
         else:
             config = kube_access.cluster_admin(self.store, cluster)
         kube_access.reachable(config)
