@@ -260,8 +260,8 @@ def test_deletes_are_not_repeated_and_refused_for_a_host(app, client):
     assert len(jobs_of(app, 'delete')) == 1
 
 
-def test_a_federation_and_the_delete_of_its_cluster_never_both_land(db_url, project, tmp_path,
-                                                                     monkeypatch):
+def test_a_federation_and_the_delete_of_its_cluster_never_both_land(
+        db_url, project, tmp_path, monkeypatch):
     """Two API processes: a federation's create on host X against X's delete, and a
     PATCH adding member M against M's delete, sent at once, round after round. One of
     each pair is refused: no federation ever names a cluster being deleted (on
