@@ -8,6 +8,19 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
+# Where the time goes (tests/timings.py prints it at the end, failed or not): each
+# phase's wall time, appended to MAGNUM_CI_PHASES (.ci/run records its own phases there
+# first), and the pytest runs' JUnit reports.
+phases=${MAGNUM_CI_PHASES:-$(mktemp)}
+reports=$(mktemp -d)
+phase_start=$(date +%s)
+phase() {  # phase <name>: the time since the last phase ended
+  local now; now=$(date +%s)
+  echo "$1 $((now - phase_start))" >>"$phases"
+  phase_start=$now
+}
+summary() { python tests/timings.py "$phases" "$reports"/*.xml || true; }
+
 echo "== style of api/, tests/ and benchmarks/ (the collection's is ansible-test's job)"
 python -m pycodestyle --max-line-length 100 api osc_coe_federation tests benchmarks
 python -m pyflakes api osc_coe_federation tests benchmarks
@@ -17,6 +30,7 @@ python -m pyflakes api osc_coe_federation tests benchmarks
 static_log=$(mktemp)
 (
   set -e
+  static_start=$(date +%s)
   echo "== ansible-test sanity"
   rm -rf collections/ansible_collections/openstack/magnum/tests/output
   bash .ci/sanity.sh
@@ -28,6 +42,7 @@ static_log=$(mktemp)
   ansible-galaxy collection install --force --offline --no-deps -p "$out/installed" "$out"/openstack-magnum-*.tar.gz
   test -f "$out/installed/ansible_collections/openstack/magnum/plugins/module_utils/store.py"
   rm -rf "$out"
+  echo "static checks (beside pytest) $(($(date +%s) - static_start))" >>"$phases"
 ) >"$static_log" 2>&1 &
 static_pid=$!
 static_done() {
@@ -36,7 +51,8 @@ static_done() {
   cat "$static_log"
   [ "$rc" = 0 ] || { echo "static checks failed (rc=$rc)" >&2; return 1; }
 }
-trap 'kill "$static_pid" 2>/dev/null || true' EXIT
+trap 'kill "$static_pid" 2>/dev/null || true; summary' EXIT
+phase style
 
 echo "== pytest"
 # In parallel processes (pytest-xdist; most tests wait on clusters, clouds and playbooks,
@@ -45,11 +61,14 @@ echo "== pytest"
 # MAGNUM_TEST_PROCESSES=1 runs them in one process, in order.
 processes=${MAGNUM_TEST_PROCESSES:-3}
 if [ "$processes" -gt 1 ]; then
-  python -m pytest -q -rs --durations=30 -n "$processes" --dist load --maxschedchunk 1 \
-    -m "not alone" tests
-  python -m pytest -q -rs -m alone tests
+  python -m pytest -q -rs -n "$processes" --dist load --maxschedchunk 1 \
+    --junitxml "$reports/parallel.xml" -m "not alone" tests
+  phase "pytest (parallel)"
+  python -m pytest -q -rs --junitxml "$reports/alone.xml" -m alone tests
+  phase "pytest (alone)"
 else
-  python -m pytest -q -rs --durations=30 tests
+  python -m pytest -q -rs --junitxml "$reports/all.xml" tests
+  phase pytest
 fi
 
 echo "== molecule (roles converged twice on real container nodes)"
@@ -60,7 +79,10 @@ if docker info >/dev/null 2>&1 && command -v debootstrap >/dev/null; then
 else
   echo "SKIPPED molecule: needs a running Docker engine and debootstrap (.ci/run sets them up)"
 fi
+phase molecule
 
 static_done
+phase "static checks (the rest)"
 trap - EXIT
+summary
 echo "== all tests passed"
