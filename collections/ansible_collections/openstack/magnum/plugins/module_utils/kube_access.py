@@ -68,12 +68,13 @@ def client(config):
     loopback say) gets an error, not a second request."""
     api_client = kube_config.new_client_from_config_dict(config)
     pool = api_client.rest_client.pool_manager
-    follow = pool.urlopen
+    send = pool.request   # every request of the kubernetes library's REST client
 
-    def urlopen(method, url, redirect=True, **kwargs):
-        return follow(method, url, redirect=False, **kwargs)
+    def request(method, url, *args, **kwargs):
+        kwargs['redirect'] = False
+        return send(method, url, *args, **kwargs)
 
-    pool.urlopen = urlopen
+    pool.request = request
     return dynamic.DynamicClient(api_client)
 
 

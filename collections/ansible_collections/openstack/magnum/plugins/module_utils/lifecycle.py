@@ -569,8 +569,8 @@ def start_operation(store, cluster, operation, scope=None, node_count=None, node
         if operation == 'nodegroup_delete':
             if not nodegroup:
                 raise Invalid("nodegroup (the node group to delete) is required.")
-            return start_nodegroup_delete(store, current, get_nodegroup(store, current,
-                                                                         nodegroup))
+            group = get_nodegroup(store, current, nodegroup)
+            return start_nodegroup_delete(store, current, group)
         if operation == 'ca_rotate':
             check_tls(store, current)
         return store.start_operation(current['uuid'], operation)

@@ -13,12 +13,12 @@ version_added: "0.1.0"
 description:
   - The lifecycle playbooks call this module to move a cluster through Magnum's state
     machine. I(phase=start) runs the checks the API runs when it accepts the operation
-    (module_utils/lifecycle.py start_operation), then sets the C(*_IN_PROGRESS) status:
-    the state machine (update, resize and upgrade are refused while another operation
-    runs; delete is always allowed; a C(*_FAILED) cluster can be retried, resized or
-    deleted), a resize's node group bounds and I(nodes_to_remove), an upgrade's template,
-    a delete of a federation's host or member, a node group delete, a CA rotation with
-    TLS disabled.
+    (module_utils/lifecycle.py start_operation), then sets the C(*_IN_PROGRESS) status.
+    Those checks are the state machine's (update, resize and upgrade are refused while
+    another operation runs; delete is always allowed; a C(*_FAILED) cluster can be
+    retried, resized or deleted), a resize's node group bounds and I(nodes_to_remove), an
+    upgrade's template, a delete of a federation's host or member, a node group delete,
+    and a CA rotation with TLS disabled.
   - I(phase=complete) writes C(*_COMPLETE) with the cluster's facts; I(phase=failed) writes
     C(*_FAILED) with I(reason). Both only act on a cluster still in the status this operation
     set, so a job superseded by a delete never moves the cluster back.
