@@ -2,7 +2,10 @@
 vm_servers filter); cluster_servers itself runs against the lab in
 tests/test_openstack_provider.py."""
 
+import pytest
+
 from ansible_collections.openstack.magnum.plugins.module_utils import cloud, cloud_servers
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 CLUSTER = {'name': 'K8s', 'uuid': '5d0e5a9e-27c4-4c1b-9f5e-4e5a8c3d2b1a',
            'labels': {'availability_zone': 'az1', 'boot_volume_size': '20'}}
@@ -36,3 +39,20 @@ def test_without_labels_no_zone_and_no_boot_volume():
     spec, = cloud_servers.specs([node], dict(CLUSTER, labels={}), GROUPS, TEMPLATE)
     assert (spec['availability_zone'], spec['boot_volume_size'], spec['flavor']) == (
         None, 0, 'm1.m')
+
+
+def test_the_user_data_makes_the_providers_user_with_the_clusters_key():
+    """Cloud images refuse root's logins and give the keypair to their default user: the
+    provider gets a user of its own, with the cluster's key and sudo (issue #44)."""
+    import yaml
+    key = 'ssh-ed25519 AAAAC3Nza magnum-cluster'
+    data = cloud_servers.user_data(key + '\n', 'magnum')
+    assert data.startswith('#cloud-config\n')
+    assert yaml.safe_load(data) == {'users': ['default', {
+        'name': 'magnum', 'shell': '/bin/bash', 'sudo': 'ALL=(ALL) NOPASSWD:ALL',
+        'lock_passwd': True, 'ssh_authorized_keys': [key]}]}
+    assert yaml.safe_load(cloud_servers.user_data(key, 'root')) == {
+        'disable_root': False, 'ssh_authorized_keys': [key]}
+    for bad in ('', 'a b', 'x\n- name: root', None):
+        with pytest.raises(Invalid):
+            cloud_servers.user_data(key, bad)

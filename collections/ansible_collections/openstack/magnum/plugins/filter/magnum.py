@@ -123,6 +123,7 @@ class FilterModule(object):
                 'cluster_stack_name': _wrap('cluster_stack_name', cloud.stack_name),
                 'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),
                 'vm_servers': _wrap('vm_servers', cloud_servers.specs),
+                'node_user_data': _wrap('node_user_data', cloud_servers.user_data),
                 'node_volume_list': _wrap('node_volume_list', node_volumes.of_node),
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
                 'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),

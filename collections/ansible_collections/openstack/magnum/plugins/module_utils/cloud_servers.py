@@ -16,6 +16,22 @@ from ansible_collections.openstack.magnum.plugins.module_utils import cloud
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict, Invalid
 
 
+def user_data(public_key, user='magnum'):
+    """The cloud-init user data that lets the provider in: ``user`` made with the
+    cluster's key and passwordless sudo (the image's default user keeps the keypair the
+    cluster was given, for people; cloud images refuse root's logins), or, for
+    ``root``, root's own logins allowed with the key."""
+    import json
+    key = json.dumps(str(public_key).strip())
+    if user == 'root':
+        return '#cloud-config\ndisable_root: false\nssh_authorized_keys:\n  - %s\n' % key
+    if not user or not all(c.isalnum() or c in '-_' for c in user):
+        raise Invalid("The provider's SSH user %r is not a user name." % (user,))
+    return ('#cloud-config\nusers:\n  - default\n  - name: %s\n    shell: /bin/bash\n'
+            '    sudo: ALL=(ALL) NOPASSWD:ALL\n    lock_passwd: true\n'
+            '    ssh_authorized_keys:\n      - %s\n' % (user, key))
+
+
 def specs(nodes, cluster, groups, template):
     """cluster_servers' ``servers`` for plan nodes: the node's flavor, its node group's
     image (else the template's) and availability zone (else the cluster's label), the
