@@ -180,7 +180,7 @@ class Executor:
             return [job]
         return []
 
-    def _envvars(self, cluster_uuid=None, private_dir=None):
+    def _envvars(self, cluster_uuid, private_dir):
         """The environment of a run; a cluster with a credential of its own gets its
         clouds.yaml in the run's private dir (api/credentials.py); the openstack
         provider's module runs share one authentication (api/auth_cache.py)."""
@@ -199,7 +199,7 @@ class Executor:
             os.path.join(str(private_dir), STORE_URL_NAME), self.store.url)
         own_cloud = credentials.job_env(self.settings, self.store, cluster_uuid, private_dir)
         env.update(own_cloud)
-        if self.settings.provider == 'openstack' and private_dir is not None:
+        if self.settings.provider == 'openstack':
             env.update(auth_cache.job_env(private_dir, inherit='OS_CLIENT_CONFIG_FILE' not in
                                           own_cloud))
         return env

@@ -152,8 +152,9 @@ class PolicyRules(object):
         self.path = os.path.abspath(policy_file) if policy_file else None
         self.digest = None
         self.refused = None    # what was logged last, not to log it on every request
-        self.enforcer = _enforcer()
-        if self.path:
+        if not self.path:
+            self.enforcer = _enforcer()
+        else:
             data = self._read()
             if data is None:
                 raise errors.MagnumError("The policy file %s cannot be read." % self.path)

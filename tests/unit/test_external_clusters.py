@@ -95,7 +95,7 @@ def test_denied_networks_are_the_operators(monkeypatch):
         ext.check_server('https://10.1.2.3')
     monkeypatch.setenv(ext.ENV_DENIED, '127.0.0.0/8')
     with pytest.raises(Invalid, match='is in 127.0.0.0/8'):   # a name, once resolved
-        ext.check_server('https://localhost:6443', resolve=True)
+        ext.pinned(as_config('https://localhost:6443'))
     assert ext.check_server('https://localhost:6443') == 'https://localhost:6443'
 
 

@@ -10,6 +10,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import json
 import time
 
 from ansible_collections.openstack.magnum.plugins.module_utils import cloud
@@ -21,7 +22,6 @@ def user_data(public_key, user='magnum'):
     cluster's key and passwordless sudo (the image's default user keeps the keypair the
     cluster was given, for people; cloud images refuse root's logins), or, for
     ``root``, root's own logins allowed with the key."""
-    import json
     key = json.dumps(str(public_key).strip())
     if user == 'root':
         return '#cloud-config\ndisable_root: false\nssh_authorized_keys:\n  - %s\n' % key

@@ -157,14 +157,10 @@ def _url(server):
     return parsed, port or 443
 
 
-def check_server(server, resolve=False):
+def check_server(server):
     """The server URL: https, a host, not in a denied network (an IP given in any form;
-    with ``resolve``, every address a name resolves to)."""
-    parsed, port = _url(server)
-    check_address(parsed.hostname, server)
-    if resolve:
-        for address in resolved(parsed.hostname, port, server):
-            check_address(address, server)
+    a name is checked on the addresses it resolves to at each connection: ``pinned``)."""
+    check_address(_url(server)[0].hostname, server)
     return server
 
 

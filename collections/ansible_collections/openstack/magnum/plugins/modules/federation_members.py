@@ -219,8 +219,9 @@ class FederationMembersModule(MagnumModule):
         """A client of the member's API: an admin certificate of a Magnum cluster's CA
         issued for the occasion; an external cluster's own kubeconfig."""
         if cluster.get('external'):
-            config = external_clusters.pinned(external_clusters.loads(self.store.external_cluster(
-                self.federation['uuid'], cluster['uuid'], kubeconfig=True)['kubeconfig']))
+            record = self.store.external_cluster(self.federation['uuid'], cluster['uuid'],
+                                                 kubeconfig=True)
+            config = external_clusters.pinned(external_clusters.loads(record['kubeconfig']))
         else:
             config = kube_access.cluster_admin(self.store, cluster)
         kube_access.reachable(config)
