@@ -30,13 +30,13 @@ LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 
 
 @contextlib.contextmanager
-def identities(tmp_path, project, provider='none'):
+def identities(tmp_path, project, provider='none', args=()):
     """A clouds.yaml with clouds alice and bob (members of two projects of their own),
     boss (admin of alice's project) and validator (the service user the API validates
     tokens with; admin of a service project of its own), all in a region of this run whose
     catalog has the API as container-infra; and the API serving it, with ``provider``
     (openstack: on the lab, its cloud the validator's). The API reaches Keystone through a
-    CountingProxy (yielded last): its logins are counted."""
+    CountingProxy (yielded last): its logins are counted. ``args``: more of the API's."""
     admin = lab_connect(LAB_CLOUDS_YAML)
     with open(LAB_CLOUDS_YAML) as f:
         base = yaml.safe_load(f)['clouds'][LAB_CLOUD]
@@ -53,7 +53,7 @@ def identities(tmp_path, project, provider='none'):
                        provider=provider,
                        env={'OS_CLIENT_CONFIG_FILE': clouds_yaml, 'MAGNUM_CLOUD': 'validator',
                             'XDG_DATA_HOME': str(tmp_path / 'data')},
-                       args=['--auth', 'keystone', '--keystone-cloud', 'validator'])
+                       args=['--auth', 'keystone', '--keystone-cloud', 'validator'] + list(args))
     try:
         for name in ('a', 'b', 'service'):
             projects[name] = make('project', name='%s-%s' % (RUN, name), domain_id='default',

@@ -39,6 +39,7 @@ pytestmark = NEEDS_LAB
 # quotas nor shows up in its leftover scans.
 RUN = 'magnum-test-' + uuidlib.uuid4().hex[:8]
 IMAGE = 'debian-12-' + RUN  # the module's catalog tells os_distro by name
+BARE_IMAGE = IMAGE + '-bare'  # lists the packages it holds: Python alone
 INTERNAL_NET = RUN + '-internal'
 KEYPAIR = 'magnum-test'
 
@@ -65,8 +66,9 @@ def lab(tmp_path_factory):
     finally:
         # What `conn` made (the tests' leftover scans answer for the clusters').
         own = connect(str(clouds_yaml))
-        for image in own.image.images(name=IMAGE):
-            own.image.delete_image(image)
+        for name in (IMAGE, BARE_IMAGE):
+            for image in own.image.images(name=name):
+                own.image.delete_image(image)
         for network in own.network.networks(name=INTERNAL_NET):
             own.network.delete_network(network)
         own.compute.delete_keypair(KEYPAIR, ignore_missing=True)
@@ -356,6 +358,13 @@ def test_upgrade_to_a_new_image_rebuilds_servers_one_at_a_time(conn, lab, tmp_pa
         prefix = infra.resources('upc')['resources']['networks'][0]['name'][:-len('network')]
         before = dict((s.name, (s.id, s.addresses, s.image.id)) for s in servers_of(conn, prefix))
         assert len(before) == 2 and new_image.id not in [b[2] for b in before.values()]
+        # floating_ip_enabled false: the first master alone has one, the controller's jump
+        # host to the others (tests/unit/test_cloud_servers.py; on real guests,
+        # tests/test_real_guests.py)
+        ports = dict((p.id, p.name) for p in conn.network.ports()
+                     if (p.name or '').startswith(prefix))
+        assert sorted(ports[ip.port_id] for ip in own_fips(conn) if ip.port_id in ports) == [
+            prefix + 'master-0-port']
 
         infra.playbook({'cluster': 'upc', 'operation': 'upgrade',
                         'cluster_template': 'upc-tpl2'})
@@ -895,6 +904,32 @@ def test_rest_template_validation_against_the_cloud(cloud_api, field, value, sta
         'name': 'c', 'cluster_template_id': 'ok', 'flavor_id': 'm1.nope'}, headers=headers,
         timeout=60)
     assert resp.status_code == 400 and 'Unable to find flavor m1.nope.' in resp.text
+
+
+def test_an_image_that_lacks_the_drivers_packages_is_refused_before_anything_is_made(
+        conn, cloud_api):
+    """An image that lists the packages it holds (Glance's magnum_packages, as the node
+    image playbooks/cloud_image.yml builds has it) and lacks some the driver's nodes need:
+    the template is refused, naming them and the fixes; with a proxy the nodes install
+    them through, it is taken."""
+    import requests
+    conn.image.create_image(name=BARE_IMAGE, data=b'disk', disk_format='raw',
+                            container_format='bare', os_distro='debian',
+                            magnum_packages='python3 ethtool')
+    headers = {'OpenStack-API-Version': 'container-infra latest'}
+    body = {'name': 'bare', 'coe': 'swarm', 'image_id': BARE_IMAGE,
+            'external_network_id': 'public', 'flavor_id': 'm1.tiny', 'master_flavor_id': 'm1.tiny'}
+    resp = requests.post(cloud_api.url + '/v1/clustertemplates', json=body, headers=headers,
+                         timeout=60)
+    assert resp.status_code == 400, resp.text
+    assert resp.json()['errors'][0]['detail'] == (
+        'Image %s lacks packages the swarm_mode driver needs on its nodes: docker.io (its '
+        'Glance property magnum_packages lists what it holds). Upload a node image that holds '
+        'them (ansible-playbook playbooks/cloud_image.yml builds one), or give the template an '
+        'http_proxy or https_proxy through which the nodes can install them.' % BARE_IMAGE)
+    resp = requests.post(cloud_api.url + '/v1/clustertemplates', headers=headers, timeout=60,
+                         json=dict(body, http_proxy='http://proxy.example:3128'))
+    assert resp.status_code == 201, resp.text
 
 
 def test_rest_keypair_is_checked_when_a_cluster_is_made(cloud_api):

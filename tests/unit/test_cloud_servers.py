@@ -56,3 +56,54 @@ def test_the_user_data_makes_the_providers_user_with_the_clusters_key():
     for bad in ('', 'a b', 'x\n- name: root', None):
         with pytest.raises(Invalid):
             cloud_servers.user_data(key, bad)
+
+
+NODES = [{'name': 'c-node-0', 'role': 'worker', 'index': 0, 'address': '10.0.0.11'},
+         {'name': 'c-master-1', 'role': 'master', 'index': 1, 'address': '10.0.0.9'},
+         {'name': 'c-master-0', 'role': 'master', 'index': 0, 'address': '10.0.0.10'}]
+KEY = '/state/c/id_ed25519'
+
+
+def test_without_floating_ips_only_the_first_master_gets_one_unless_there_is_a_bastion():
+    assert cloud_servers.floating_ip_nodes(NODES, True) == ['c-node-0', 'c-master-1',
+                                                            'c-master-0']
+    assert cloud_servers.floating_ip_nodes(NODES, False) == ['c-master-0']
+    assert cloud_servers.floating_ip_nodes(NODES, False, 'jump.example') == []
+    assert cloud_servers.floating_ip_nodes(NODES[:1], False) == []
+
+
+def test_nodes_without_a_floating_ip_are_reached_through_the_jump_host():
+    routes = cloud_servers.ssh_routes(NODES, {'c-master-0': '10.113.0.50'}, KEY)
+    assert routes['c-master-0'] == {'host': '10.113.0.50', 'args': cloud_servers.SSH_OPTIONS}
+    for name, fixed in (('c-node-0', '10.0.0.11'), ('c-master-1', '10.0.0.9')):
+        assert routes[name]['host'] == fixed
+        assert routes[name]['args'] == cloud_servers.SSH_OPTIONS + (
+            ' -o ProxyCommand="ssh -i %s %s -W %%h:%%p magnum@10.113.0.50"'
+            % (KEY, cloud_servers.SSH_OPTIONS))
+    # every node with a floating IP is reached on it, with no jump
+    direct = cloud_servers.ssh_routes(NODES, {'c-node-0': 'a', 'c-master-1': 'b',
+                                              'c-master-0': 'c'}, KEY)
+    assert [r['args'] for r in direct.values()] == [cloud_servers.SSH_OPTIONS] * 3
+
+
+def test_an_operators_bastion_is_the_jump_host():
+    routes = cloud_servers.ssh_routes(NODES, {}, KEY, bastion='ops@bastion.example:2222')
+    assert routes['c-master-0']['host'] == '10.0.0.10'
+    assert routes['c-master-0']['args'].endswith(' -p 2222 -W %h:%p ops@bastion.example"')
+    routes = cloud_servers.ssh_routes(NODES, {}, KEY, user='magnum', bastion='bastion.example')
+    assert routes['c-node-0']['args'].endswith(' -W %h:%p bastion.example"')
+
+
+def test_a_node_with_no_way_in_gets_no_route():
+    # no floating IP, no bastion: the fixed address with no jump (the SSH wait names it)
+    routes = cloud_servers.ssh_routes(NODES, {}, KEY)
+    assert routes['c-node-0'] == {'host': '10.0.0.11', 'args': cloud_servers.SSH_OPTIONS}
+
+
+def test_floating_addresses_are_read_from_novas_addresses():
+    servers = [{'name': 'c-master-0', 'addresses': {'net': [
+        {'addr': '10.0.0.10', 'OS-EXT-IPS:type': 'fixed'},
+        {'addr': '10.113.0.50', 'OS-EXT-IPS:type': 'floating'}]}},
+        {'name': 'c-node-0', 'addresses': {'net': [{'addr': '10.0.0.11',
+                                                    'OS-EXT-IPS:type': 'fixed'}]}}]
+    assert cloud_servers.floating_addresses(servers) == {'c-master-0': '10.113.0.50'}

@@ -108,6 +108,8 @@ def _wrap(name, fn):
 class FilterModule(object):
     def filters(self):
         return {'driver_missing_roles': driver_missing_roles, 'missing_roles': missing_roles,
+                'driver_packages_held': _wrap('driver_packages_held', drivers.packages_held),
+                'nodes_lacking_packages': _wrap('nodes_lacking_packages', drivers.nodes_lacking),
                 'magnum_labels': magnum_labels,
                 'master_lb_allowed_cidrs': _wrap('master_lb_allowed_cidrs',
                                                  labels.master_lb_allowed_cidrs),
@@ -124,6 +126,10 @@ class FilterModule(object):
                 'cluster_volumes': _wrap('cluster_volumes', cloud.node_volumes),
                 'vm_servers': _wrap('vm_servers', cloud_servers.specs),
                 'node_user_data': _wrap('node_user_data', cloud_servers.user_data),
+                'server_floating_ips': _wrap('server_floating_ips',
+                                             cloud_servers.floating_addresses),
+                'floating_ip_nodes': _wrap('floating_ip_nodes', cloud_servers.floating_ip_nodes),
+                'ssh_routes': _wrap('ssh_routes', cloud_servers.ssh_routes),
                 'node_volume_list': _wrap('node_volume_list', node_volumes.of_node),
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
                 'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),

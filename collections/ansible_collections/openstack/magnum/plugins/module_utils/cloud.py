@@ -21,7 +21,8 @@ try:
 except ImportError:  # the module's own check reports a missing openstacksdk
     sdk_exceptions = None
 
-from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils import baremetal, drivers
+from ansible_collections.openstack.magnum.plugins.module_utils import local_nodes
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound)
 
@@ -330,6 +331,13 @@ class CloudChecks(object):
 
     def __init__(self, conn):
         self.conn = conn
+        self._images = {}
+
+    def _image(self, ident):
+        """Glance's image ``ident`` (None when there is none), looked up once."""
+        if ident not in self._images:
+            self._images[ident] = self.conn.image.find_image(ident, ignore_missing=True)
+        return self._images[ident]
 
     @classmethod
     def connect(cls, cloud):
@@ -344,13 +352,20 @@ class CloudChecks(object):
 
     def image_distro(self, image_ident):
         """The image's ``os_distro`` (Glance): the template's cluster_distro."""
-        image = self.conn.image.find_image(image_ident, ignore_missing=True)
+        image = self._image(image_ident)
         if image is None:   # Magnum's ImageNotFound is a 400
             raise Invalid("Image %s could not be found." % image_ident)
         distro = image.os_distro or (image.properties or {}).get('os_distro')
         if not distro:
             raise Invalid("Image %s doesn't contain os_distro field." % image_ident)
         return distro
+
+    def image_packages(self, image_ident):
+        """The packages the image says it holds (Glance property ``magnum_packages``,
+        space-separated), or None when it says nothing."""
+        image = self._image(image_ident)
+        listed = None if image is None else (image.properties or {}).get('magnum_packages')
+        return None if listed is None else set(str(listed).split())
 
     def flavor(self, ident):
         if ident and self.conn.compute.find_flavor(ident, ignore_missing=True) is None:
@@ -430,6 +445,16 @@ class CloudChecks(object):
         self.flavor(tpl.get('master_flavor_id'))
         self.external_network(tpl.get('external_network_id'))
         self.fixed_network(tpl.get('fixed_network'), tpl.get('fixed_subnet'))
+
+    def node_image(self, tpl, labels=None):
+        """The template's image holds the packages its driver's nodes need, or the
+        nodes can install them (drivers.Driver.check_image_packages); ``labels``: the
+        cluster's, when they differ from the template's."""
+        driver = drivers.find(tpl['coe'], tpl['server_type'], tpl['cluster_distro'],
+                              tpl.get('labels'))
+        driver.check_image_packages(tpl['image_id'], self.image_packages(tpl['image_id']),
+                                    dict(tpl, labels=tpl.get('labels') if labels is None
+                                         else labels))
 
     def cluster(self, cluster):
         self.flavor(cluster.get('flavor_id'))

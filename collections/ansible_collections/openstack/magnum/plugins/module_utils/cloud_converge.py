@@ -118,7 +118,9 @@ def node_volumes(conn, volumes, timeout, dry_run=False):
 
 def delete_volumes(conn, names, timeout, dry_run=False):
     """Delete the named volumes that exist, each once it is detached. Returns
-    [what was (or would be) deleted]."""
+    [what was (or would be) deleted]: nothing on a cloud without Cinder, which has none."""
+    if not conn.has_service('block-storage'):
+        return []
     found = [v for v in (conn.block_storage.find_volume(n, ignore_missing=True) for n in names)
              if v is not None]
     done = ['delete %s' % v.name for v in found]

@@ -70,6 +70,70 @@ def listed(conn, cluster_uuid):
     return [s.to_dict(computed=False) for s in _servers(conn, cluster_uuid)]
 
 
+def floating_addresses(servers):
+    """{server name: its floating IP} of servers shaped as ``listed`` returns them (Nova's
+    addresses; a server without one is left out): where the controller reaches a node
+    of a cluster it is not converging (health rounds)."""
+    found = {}
+    for server in servers or []:
+        for entries in (server.get('addresses') or {}).values():
+            for entry in entries or []:
+                if entry.get('OS-EXT-IPS:type') == 'floating' and server.get('name'):
+                    found.setdefault(server['name'], entry.get('addr'))
+    return found
+
+
+SSH_OPTIONS = '-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=10'
+
+
+def _first_master(nodes):
+    masters = sorted((n for n in nodes or [] if n.get('role') == 'master'),
+                     key=lambda n: int(n.get('index') or 0))
+    return masters[0] if masters else None
+
+
+def floating_ip_nodes(nodes, enabled, bastion=''):
+    """The nodes given floating IPs: every one with floating_ip_enabled; else only the
+    first master, the controller's way in (the jump host to the others), or none when
+    the deployment names a bastion of its own."""
+    if enabled:
+        return [n['name'] for n in nodes or []]
+    first = None if bastion else _first_master(nodes)
+    return [first['name']] if first else []
+
+
+def ssh_routes(nodes, public, key_file, user='magnum', bastion=''):
+    """How the controller reaches each node, {name: {'host', 'args'}} (Ansible's
+    ansible_host and ansible_ssh_common_args): a node with a floating IP (``public``:
+    name -> address) directly; one without through a jump host, as Kubespray's bastion -
+    ``bastion`` (``[user@]host[:port]``) when given, else the first master's floating IP
+    - by an SSH ProxyCommand with the cluster's key. Never its fixed address from the
+    controller itself: a node with neither is given its fixed address with no route,
+    and the SSH wait fails naming it."""
+    public = public or {}
+    jump = None
+    if bastion:
+        target, _, port = str(bastion).rpartition(':') if ':' in str(bastion) else (
+            str(bastion), '', '')
+        jump = (target, port)   # its user, if none given, is ssh's (the controller's config)
+    else:
+        first = _first_master(nodes)
+        if first is not None and public.get(first['name']):
+            jump = ('%s@%s' % (user, public[first['name']]), '')
+    routes = {}
+    for node in nodes or []:
+        host = public.get(node['name'])
+        args = SSH_OPTIONS
+        if not host:
+            host = node.get('address') or ''
+            if jump is not None:
+                args += (' -o ProxyCommand="ssh -i %s %s%s -W %%h:%%p %s"'
+                         % (key_file, SSH_OPTIONS, ' -p %s' % jump[1] if jump[1] else '',
+                            jump[0]))
+        routes[node['name']] = {'host': host, 'args': args}
+    return routes
+
+
 def _found(cache, finder, ident, what):
     if ident not in cache:
         found = finder(ident, ignore_missing=True)

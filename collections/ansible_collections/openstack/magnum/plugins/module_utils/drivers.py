@@ -18,7 +18,7 @@ __metaclass__ = type
 
 import os
 
-from ansible_collections.openstack.magnum.plugins.module_utils import addons, capi
+from ansible_collections.openstack.magnum.plugins.module_utils import addons, capi, k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     ClusterTypeNotSupported, Invalid, NotSupported)
@@ -59,7 +59,7 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 class Driver(object):
     def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
                  picks_nodes_to_remove=False, rebuilds_nodes=False, chosen_by_label=None,
-                 own_infrastructure=False, cannot=None):
+                 own_infrastructure=False, cannot=None, packages=None):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -81,6 +81,33 @@ class Driver(object):
         self.own_infrastructure = own_infrastructure
         # Operations it cannot carry out: {operation: why} (refused with a 400).
         self.cannot = dict(cannot or {})
+        # packages(labels) -> the Debian packages its roles install on the nodes (none
+        # when the image has them): what a node image without a mirror must hold.
+        self.packages = packages
+
+    def node_packages(self, labels):
+        """The Debian packages the nodes must have or install, Python (Ansible's)
+        included; none for a driver that builds its own servers."""
+        if self.own_infrastructure:
+            return []
+        return sorted(set(['python3'] + list(self.packages(labels or {}) if self.packages
+                                             else [])))
+
+    def check_image_packages(self, image, held, template):
+        """Refuse (400) an image that lists the packages it holds (``held``: Glance's
+        ``magnum_packages``, which playbooks/cloud_image.yml sets; None for an image that
+        lists none, taken as it is) and lacks some the nodes need, when the template
+        names no proxy the nodes could install them through."""
+        if held is None or template.get('http_proxy') or template.get('https_proxy'):
+            return
+        lacking = [p for p in self.node_packages(template.get('labels')) if p not in held]
+        if lacking:
+            raise Invalid(
+                "Image %s lacks packages the %s driver needs on its nodes: %s (its Glance "
+                "property magnum_packages lists what it holds). Upload a node image that "
+                "holds them (ansible-playbook playbooks/cloud_image.yml builds one), or give "
+                "the template an http_proxy or https_proxy through which the nodes can "
+                "install them." % (image, self.name, ', '.join(lacking)))
 
     def check(self, template, labels):
         """Raise Invalid (400) for a template/label option this driver has no
@@ -160,9 +187,27 @@ def _kubeadm_refuses(template, labels):
     return None
 
 
+def _kubeadm_packages(labels):
+    """roles/kubernetes' kubernetes_packages: containerd and runc are Debian's unless the
+    labels (or a release from 1.37) take containerd's release tarball."""
+    tarball = labels.get('containerd_version') or labels.get('containerd_tarball_url') or \
+        k8s_config.parse_version(labels.get('kube_tag') or k8s_config.DEFAULT_KUBE_TAG)[:2] \
+        >= k8s_config.CONTAINERD_TARBALL_FROM
+    return KUBEADM_PACKAGES + (() if tarball else ('containerd', 'runc'))
+
+
+# What each driver's roles install from Debian (their defaults: kubernetes_packages,
+# swarm_packages, mesos_zookeeper_packages + mesos_agent_packages; a unit test keeps them
+# equal).
+KUBEADM_PACKAGES = ('containernetworking-plugins', 'conntrack', 'iptables', 'socat', 'ethtool',
+                    'ebtables')
+SWARM_PACKAGES = ('docker.io',)
+MESOS_PACKAGES = ('zookeeper', 'zookeeperd', 'docker.io')
+
 REGISTRY = (
     Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
-           picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=_kubeadm_refuses),
+           picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=_kubeadm_refuses,
+           packages=_kubeadm_packages),
     # Kubernetes through Cluster API (README "Clusters through Cluster API"): a template
     # with the capi_helm_chart_version label, as magnum-capi-helm's templates have.
     Driver('k8s_capi_helm', 'kubernetes', ('ubuntu', 'flatcar', 'debian'), ('capi_helm',),
@@ -172,9 +217,32 @@ REGISTRY = (
                             "API's control plane keeps the CA it was given for the cluster's "
                             "life"}),
     Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
-           refuse=_swarm_mode_refuses),
-    Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',)),
+           refuse=_swarm_mode_refuses, packages=lambda labels: SWARM_PACKAGES),
+    Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',),
+           packages=lambda labels: MESOS_PACKAGES),
 )
+
+
+# The command whose results nodes_lacking reads, run on each node with the package
+# names after it.
+DPKG_STATUS = ['dpkg-query', '-W', '-f', '${db:Status-Abbrev}\n']
+
+
+def nodes_lacking(results):
+    """The nodes (loop items) of a looped DPKG_STATUS task on which a package is not
+    installed (unknown to dpkg, removed, half-installed): those whose package step
+    refreshes its lists and installs - the others' (a node image holding them, where no
+    mirror may be reachable) touch nothing."""
+    return [r.get('item') for r in results or []
+            if r.get('rc') != 0 or not (r.get('stdout_lines') or [])
+            or any(not line.startswith('ii') for line in r['stdout_lines'])]
+
+
+def packages_held(installed):
+    """Of ``installed`` (an image's package names), those a driver's nodes may need:
+    what the image's Glance property magnum_packages lists."""
+    needed = set(p for d in REGISTRY for p in d.node_packages({}))
+    return sorted(set(installed) & needed)
 
 
 def find(coe, server_type, os_distro, labels=None):

@@ -93,6 +93,7 @@ def create_template(store, data, scope, settings=None, allowed=None):
         allowed(record)
     if checks is not None:
         checks.template(record)
+        checks.node_image(record)
     return store.create('cluster_template', record)
 
 
@@ -114,6 +115,7 @@ def update_template(store, current, patched, scope, settings=None):
         values = dict((k, v) for k, v in record.items() if v != latest.get(k))
         if values and checks is not None:
             checks.template(record)
+            checks.node_image(record)
         return values
 
     return store.modify('cluster_template', current['uuid'], change)
@@ -154,6 +156,7 @@ def record_cluster(store, data, scope, settings=None, allowed=None):
     checks = _cloud_checks(settings)
     if checks is not None:
         checks.cluster(cluster)
+        checks.node_image(template, cluster.get('labels'))
         checks.capacity(template['server_type'],
                         [(g.get('flavor_id'), g['node_count']) for g in groups])
     return store.create_cluster(cluster, groups,

@@ -16,7 +16,9 @@ description:
     messages (the same checks the API makes at template and cluster create). The image
     exists and its Glance C(os_distro) is the template's C(cluster_distro), the flavors,
     the keypair and a given fixed network and subnet exist, the external network is
-    C(router:external).
+    C(router:external), and an image that lists the packages it holds (Glance property
+    C(magnum_packages), as the C(cloud_image) role's does) holds those the driver's nodes
+    need, unless the template names a proxy they could install them through.
   - Then checks there is room for the servers the cluster still lacks (node counts minus
     the servers it has) in the project's compute quota (instances, cores, RAM) for
     C(server_type=vm), or among free Ironic nodes of each bare-metal flavor's resource class for
@@ -82,6 +84,7 @@ class ClusterCloudCheckModule(CloudModule):
                           % (template['image_id'], template['cluster_distro'], distro))
         checks.template(template)
         checks.cluster(record)
+        checks.node_image(template, record.get('labels'))
         needs = self.needs(checks, record, template, groups)
         if template['server_type'] == 'bm':
             checks.bare_metal(record, groups)

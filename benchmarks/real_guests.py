@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): a Swarm cluster on real OpenStack guests next to its floor.
+
+On a cloud whose Nova boots real guests (the lab's real-guest mode: `LAB_VIRT=libvirt
+LAB_NET=ovs ../shared/openstack-lab/up.sh`), with the node image uploaded
+(`ansible-playbook playbooks/cloud_image.yml`), prints in seconds:
+
+  - the floor: N guests (the node image, the same flavor, a network, router and floating
+    IPs made beforehand) from the servers' create until every one answers over SSH;
+  - a Swarm cluster of 1 manager + (N - 1) workers created with `ansible-playbook`
+    (network, router, security groups, servers, floating IPs, the swarm), from the start of
+    the playbook until `docker node ls` through TLS at the cluster's address lists every
+    node Ready; and its delete;
+  - the ratio cluster / floor: what the driver and the provider add to booting the guests.
+
+    python3 benchmarks/real_guests.py [--nodes 3] [--cloud lab] [--flavor g1.small]
+
+Needs the project installed (`pip install -e .`), `OS_CLIENT_CONFIG_FILE` naming the
+cloud's clouds.yaml, and the docker CLI. Everything it makes is deleted at the end.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import openstack
+
+TOP = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+SSH = ['ssh', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
+       '-o', 'ConnectTimeout=5', '-o', 'BatchMode=yes', '-o', 'LogLevel=ERROR']
+
+
+def floor(conn, args, work):
+    """Seconds from the servers' create until all answer over SSH (the image's user)."""
+    key = work / 'floor-key'
+    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(key)], check=True)
+    prefix = 'bench-floor-%d-' % os.getpid()
+    image = conn.image.find_image(args.image, ignore_missing=False)
+    user = image.properties.get('os_admin_user', 'debian')
+    public = conn.network.find_network('public', ignore_missing=False)
+    net = conn.network.create_network(name=prefix + 'net')
+    sub = conn.network.create_subnet(name=prefix + 'subnet', network_id=net.id, ip_version=4,
+                                     cidr='10.0.0.0/24')
+    router = conn.network.create_router(name=prefix + 'router',
+                                        external_gateway_info={'network_id': public.id})
+    conn.network.add_interface_to_router(router, subnet_id=sub.id)
+    group = conn.network.create_security_group(name=prefix + 'sg')
+    conn.network.create_security_group_rule(security_group_id=group.id, direction='ingress',
+                                            protocol='tcp', port_range_min=22,
+                                            port_range_max=22, remote_ip_prefix='0.0.0.0/0')
+    keypair = conn.compute.create_keypair(name=prefix + 'key',
+                                          public_key=(work / 'floor-key.pub').read_text())
+    flavor = conn.compute.find_flavor(args.flavor, ignore_missing=False)
+    servers, fips = [], []
+    try:
+        began = time.monotonic()
+        for i in range(args.nodes):
+            servers.append(conn.compute.create_server(
+                name='%s%d' % (prefix, i), image_id=image.id, flavor_id=flavor.id,
+                key_name=keypair.name, networks=[{'uuid': net.id}],
+                security_groups=[{'name': group.name}]))
+        servers = [conn.compute.wait_for_server(s, wait=600, interval=2) for s in servers]
+        for server in servers:
+            port = next(conn.network.ports(device_id=server.id))
+            fips.append(conn.network.create_ip(floating_network_id=public.id, port_id=port.id))
+        answered = {}
+        while len(answered) < len(fips) and time.monotonic() - began < 1200:
+            for fip in fips:
+                address = fip.floating_ip_address
+                if address not in answered and subprocess.run(
+                        SSH + ['-i', str(key), '%s@%s' % (user, address), 'true'],
+                        capture_output=True).returncode == 0:
+                    answered[address] = time.monotonic() - began
+            time.sleep(1)
+        if len(answered) < len(fips):
+            raise SystemExit('floor: not every guest answered over SSH within 20 minutes')
+        return max(answered.values())
+    finally:
+        for server in servers:
+            conn.compute.delete_server(server)
+        for server in servers:
+            conn.compute.wait_for_delete(server, wait=300, interval=2)
+        for fip in fips:
+            conn.network.delete_ip(fip)
+        conn.network.remove_interface_from_router(router, subnet_id=sub.id)
+        conn.network.delete_router(router)
+        conn.network.delete_security_group(group)
+        conn.network.delete_network(net)
+        conn.compute.delete_keypair(keypair)
+
+
+def playbook(env, *args):
+    run = subprocess.run([str(BIN / 'ansible-playbook')] + list(args), cwd=str(TOP), env=env,
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(run.stdout[-3000:])
+
+
+def module(env, name, **params):
+    run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.' + name,
+                          '-a', json.dumps(params)], cwd=str(TOP), capture_output=True,
+                         text=True, env=dict(env, ANSIBLE_CALLBACK_RESULT_FORMAT='json'))
+    if run.returncode != 0:
+        raise SystemExit(run.stdout + run.stderr)
+    return json.loads(run.stdout.split('=>', 1)[1])
+
+
+def swarm(conn, args, work):
+    """Seconds to a usable Swarm of 1 + (nodes - 1), and to its delete."""
+    env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (work / 'm.sqlite'),
+               MAGNUM_PROVIDER='openstack', MAGNUM_CLOUD=args.cloud,
+               XDG_DATA_HOME=str(work / 'data'), ANSIBLE_CONFIG=str(TOP / 'ansible.cfg'),
+               PATH='%s:%s' % (BIN, os.environ['PATH']))
+    keypair = conn.compute.create_keypair(name='bench-swarm-%d' % os.getpid())
+    try:
+        module(env, 'cluster_template', name='bench', coe='swarm', image_id=args.image,
+               external_network_id='public', keypair_id=keypair.name, flavor_id=args.flavor,
+               master_flavor_id=args.flavor, docker_storage_driver='overlay2',
+               floating_ip_enabled=True)
+        began = time.monotonic()
+        playbook(env, 'playbooks/cluster_create.yml', '-e', json.dumps({'cluster': {
+            'name': 'bench', 'cluster_template_id': 'bench', 'node_count': args.nodes - 1,
+            'master_count': 1, 'create_timeout': 60}}))
+        cluster = module(env, 'cluster_info', name='bench')['cluster']
+        issued = module(env, 'cluster_ca', cluster='bench', action='issue', common_name='b')
+        certs = work / 'certs'
+        certs.mkdir()
+        for filename, field in (('ca.pem', 'pem'), ('cert.pem', 'cert'), ('key.pem', 'key')):
+            (certs / filename).write_text(issued[field])
+        listed = subprocess.run(
+            ['docker', 'node', 'ls', '--format', '{{.Status}}'], capture_output=True,
+            text=True, env=dict(os.environ, DOCKER_HOST=cluster['api_address'],
+                                DOCKER_TLS_VERIFY='1', DOCKER_CERT_PATH=str(certs)))
+        usable = time.monotonic() - began
+        if listed.stdout.split() != ['Ready'] * args.nodes:
+            raise SystemExit('the swarm is not usable: %s %s' % (listed.stdout, listed.stderr))
+        began = time.monotonic()
+        playbook(env, 'playbooks/cluster_delete.yml', '-e', 'cluster=bench')
+        return usable, time.monotonic() - began
+    finally:
+        conn.compute.delete_keypair(keypair)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--nodes', type=int, default=3)
+    parser.add_argument('--cloud', default=os.environ.get('MAGNUM_CLOUD', 'lab'))
+    parser.add_argument('--flavor', default='g1.small')
+    parser.add_argument('--image', default='debian-12-magnum')
+    args = parser.parse_args()
+    conn = openstack.connect(cloud=args.cloud)
+    with tempfile.TemporaryDirectory() as work:
+        work = Path(work)
+        floor_s = floor(conn, args, work)
+        print('floor: %d guests booted to SSH        %7.1f s' % (args.nodes, floor_s), flush=True)
+        usable, deleted = swarm(conn, args, work)
+        print('swarm 1+%d create to docker node ls   %7.1f s' % (args.nodes - 1, usable))
+        print('swarm 1+%d delete                     %7.1f s' % (args.nodes - 1, deleted))
+        print('ratio swarm / floor                   %7.2f' % (usable / floor_s))
+
+
+if __name__ == '__main__':
+    main()
