@@ -113,9 +113,11 @@ def ssh_routes(nodes, public, key_file, user='magnum', bastion=''):
     public = public or {}
     jump = None
     if bastion:
-        target, _, port = str(bastion).rpartition(':') if ':' in str(bastion) else (
-            str(bastion), '', '')
-        jump = (target, port)   # its user, if none given, is ssh's (the controller's config)
+        # its user, if none is given, is ssh's (the controller's configuration)
+        target, port = str(bastion), ''
+        if ':' in target:
+            target, port = target.rsplit(':', 1)
+        jump = (target, port)
     else:
         first = _first_master(nodes)
         if first is not None and public.get(first['name']):
