@@ -199,14 +199,17 @@ def test_swarm_through_the_api_grows_shrinks_rotates_its_ca_and_reports_a_stoppe
             assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
             refused = docker(api, certs, 'node', 'ls')
             assert refused.returncode != 0, 'the old client certificate still works'
-            assert sorted(swarm_nodes(api, certificates('rotated')).values()) == ['Ready'] * 3
+            # every engine restarted with its new certificate: the nodes report in again
+            rotated = certificates('rotated')
+            wait_for(lambda: docker(api, rotated, 'node', 'ls').returncode == 0 and sorted(
+                swarm_nodes(api, rotated).values()) == ['Ready'] * 3, timeout=600, interval=10)
 
             # A server stopped behind the service's back: the health rounds name it.
             stopped = workers[1]
             cloud.compute.stop_server(servers()[stopped])
 
             def unhealthy():
-                shown = json.loads(alice_coe('cluster', 'show', 'sw', '-f', 'json'))
+                shown = alice_coe('cluster', 'show', 'sw', '-f', 'json')
                 if shown['health_status'] == 'UNHEALTHY':
                     return shown['health_status_reason']
             reason = wait_for(unhealthy, timeout=600, interval=10)
