@@ -321,7 +321,7 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
         cloud, node_image, tmp_path):
     """Item 6 of issue #44: an image that boots no system (the node image's kernel and
     initrd over an empty disk: no root filesystem, so no SSH) - the provider reboots the
-    silent server once at half its SSH bound, then fails the create naming it and the SSH
+    silent server once (at half its SSH bound here), then fails the create naming it and the SSH
     error, well before the job's create_timeout would have cut it short without a cause;
     the failed cluster deletes to nothing."""
     env = playbook_env(tmp_path)
