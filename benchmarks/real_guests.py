@@ -102,8 +102,9 @@ def playbook(env, *args):
         raise SystemExit(run.stdout[-3000:])
 
 
-def module(env, name, **params):
-    run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.' + name,
+def module(env, module_name, **params):
+    run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
+                          'openstack.magnum.' + module_name,
                           '-a', json.dumps(params)], cwd=str(TOP), capture_output=True,
                          text=True, env=dict(env, ANSIBLE_CALLBACK_RESULT_FORMAT='json'))
     if run.returncode != 0:
