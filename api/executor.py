@@ -78,14 +78,25 @@ class Executor:
         return any(job['operation'] in ('delete', 'federation_delete') for job in records)
 
     def cancel_cluster_jobs(self, cluster_id):
+        """A delete: the cluster's jobs are cancelled and its health round on this host
+        ends (it would wait on servers that are going)."""
         self.jobs.request_cancel(cluster_id)
+        self._end_health_round(cluster_id)
+
+    def _end_health_round(self, cluster_uuid):
+        """Kill the process tree of the cluster's health round on this host (its runs name
+        their private directory, runner_dir/health/<cluster uuid>)."""
+        kill_job_processes(str(self.settings.runner_dir / 'health' / cluster_uuid))
 
     def shutdown(self, wait=False):
-        """Stop: queued jobs do not start, running ones are ended with their whole
-        process trees (another service's reaper, or this one's next start, fails them)."""
+        """Stop: queued jobs do not start, running ones and health rounds are ended with
+        their whole process trees (another service's reaper, or this one's next start,
+        fails the jobs)."""
         self._stop.set()
         for job_uuid in list(self._running):
             kill_job_processes(job_uuid)
+        for cluster_uuid in list(self._health_pending):
+            self._end_health_round(cluster_uuid)
         self._health_pool.shutdown(wait=wait, cancel_futures=True)
         self.pool.shutdown(wait=wait, cancel_futures=True)
         self.jobs.stop_service(self.service_id)

@@ -452,6 +452,33 @@ def test_stopping_the_api_ends_its_jobs_processes(sqlite_url, project, tmp_path)
     assert not processes_running(str(tmp_path / 'jobs'))
 
 
+def test_a_health_round_ends_with_its_clusters_delete_and_with_the_api(
+        sqlite_url, project, tmp_path):
+    """A health round blocked on nodes that stopped answering (on real guests a round held
+    an SSH connection to a deleted server for 15 minutes, and outlived its API process)
+    ends when its cluster's delete is accepted, and when the API stops; another cluster's
+    round is left to run until then."""
+    import subprocess
+    import sys
+    app = make_app(sqlite_url, project, tmp_path, health_interval=0)
+    executor = app.extensions['magnum_executor']
+    rounds = {}
+    try:
+        for cluster in ('c-deleted', 'c-other'):
+            # stands for the round's ansible-playbook, which names its private directory
+            rounds[cluster] = subprocess.Popen(
+                [sys.executable, '-c', 'import time; time.sleep(600)', 'ansible-playbook',
+                 '-e', '@%s/env/extravars' % (tmp_path / 'jobs' / 'health' / cluster)],
+                start_new_session=True)
+            executor._health_pending.add(cluster)
+        executor.cancel_cluster_jobs('c-deleted')
+        wait_for(lambda: rounds['c-deleted'].poll() is not None, timeout=60)
+        assert rounds['c-other'].poll() is None
+    finally:
+        executor.shutdown(wait=True)
+        wait_for(lambda: rounds['c-other'].poll() is not None, timeout=60)
+
+
 # ----------------------------------------------- 10. secrets sealed by default
 
 def test_secrets_are_sealed_by_default(sqlite_url, project, tmp_path, monkeypatch):
