@@ -20,6 +20,7 @@ import pytest
 
 from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, wait_for
 from conftest import lab_connect as connect
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud_servers
 from test_keystone_auth import RUN, coe, identities, lab_region_connection
 
 BIN = Path(sys.executable).parent
@@ -83,6 +84,39 @@ def swarm_nodes(api_address, certs):
     return dict(line.split() for line in listed.stdout.splitlines())
 
 
+def create_with_playbook(env, cloud, name, coe, floating, node_count, image=IMAGE,
+                         create_timeout=40):
+    """A template <name>-tpl of ``coe`` on the guest flavor and the lab's keypair
+    magnum-real (made once; its private key is never the service's), then cluster ``name``
+    of 1 master and ``node_count`` nodes created with `ansible-playbook`: the finished run."""
+    if cloud.compute.find_keypair('magnum-real') is None:
+        cloud.compute.create_keypair(name='magnum-real')
+    module(env, 'cluster_template', name=name + '-tpl', coe=coe, image_id=image,
+           external_network_id='public', keypair_id='magnum-real', flavor_id=GUEST_FLAVOR,
+           master_flavor_id=GUEST_FLAVOR, docker_storage_driver='overlay2',
+           floating_ip_enabled=floating)
+    return run(env, 'ansible-playbook', 'playbooks/cluster_create.yml', '-e', json.dumps(
+        {'cluster': {'name': name, 'cluster_template_id': name + '-tpl',
+                     'node_count': node_count, 'master_count': 1,
+                     'create_timeout': create_timeout}}))
+
+
+def floating_ips(cloud, prefix):
+    """{server name: floating IP} of the servers named ``prefix...`` that have one."""
+    return cloud_servers.floating_addresses(
+        [s.to_dict(computed=False) for s in cloud.compute.servers()
+         if s.name.startswith(prefix)])
+
+
+def leftovers(cloud, prefix):
+    """What the cloud still has of a cluster whose resources are named ``prefix...``."""
+    left = [s.name for s in cloud.compute.servers() if s.name.startswith(prefix)]
+    left += [n.name for n in cloud.network.networks() if n.name.startswith(prefix)]
+    left += [g.name for g in cloud.network.security_groups() if g.name.startswith(prefix)]
+    left += [r.name for r in cloud.network.routers() if r.name.startswith(prefix)]
+    return left
+
+
 def test_swarm_with_ansible_playbook_reaches_a_node_without_a_floating_ip_through_a_jump(
         cloud, node_image, tmp_path):
     """The smoke test (create -> `docker node ls` -> delete) with `ansible-playbook`, on
@@ -90,15 +124,7 @@ def test_swarm_with_ansible_playbook_reaches_a_node_without_a_floating_ip_throug
     worker is configured through the master as a jump host - the host cannot reach a
     tenant address itself (the lab drops it) - and joins."""
     env = playbook_env(tmp_path)
-    if cloud.compute.find_keypair('magnum-real') is None:
-        cloud.compute.create_keypair(name='magnum-real')
-    module(env, 'cluster_template', name='swarm-real', coe='swarm', image_id=IMAGE,
-           external_network_id='public', keypair_id='magnum-real', flavor_id=GUEST_FLAVOR,
-           master_flavor_id=GUEST_FLAVOR, docker_storage_driver='overlay2',
-           floating_ip_enabled=False)
-    created = run(env, 'ansible-playbook', 'playbooks/cluster_create.yml', '-e', json.dumps(
-        {'cluster': {'name': 'real', 'cluster_template_id': 'swarm-real', 'node_count': 1,
-                     'master_count': 1, 'create_timeout': 40}}))
+    created = create_with_playbook(env, cloud, 'real', 'swarm', False, 1)
     try:
         cluster = module(env, 'cluster_info', name='real')['cluster']
         assert created.returncode == 0 and cluster['status'] == 'CREATE_COMPLETE', (
@@ -119,11 +145,7 @@ def test_swarm_with_ansible_playbook_reaches_a_node_without_a_floating_ip_throug
     finally:
         deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e', 'cluster=real')
         assert deleted.returncode == 0, deleted.stdout[-3000:]
-    left = [s.name for s in cloud.compute.servers() if s.name.startswith('real-')]
-    left += [n.name for n in cloud.network.networks() if n.name.startswith('real-')]
-    left += [g.name for g in cloud.network.security_groups() if g.name.startswith('real-')]
-    left += [r.name for r in cloud.network.routers() if r.name.startswith('real-')]
-    assert left == [], left
+    assert leftovers(cloud, 'real-') == []
 
 
 def test_swarm_through_the_api_grows_shrinks_rotates_its_ca_and_reports_a_stopped_node(
@@ -259,15 +281,7 @@ def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
     ensemble from the node image's ZooKeeper (one leader, two followers), which keeps
     serving with its leader's server stopped; the delete leaves nothing."""
     env = dict(playbook_env(tmp_path), MAGNUM_MESOS_ARTIFACTS='')
-    if cloud.compute.find_keypair('magnum-real') is None:
-        cloud.compute.create_keypair(name='magnum-real')
-    module(env, 'cluster_template', name='mesos-real', coe='mesos', image_id=IMAGE,
-           external_network_id='public', keypair_id='magnum-real', flavor_id=GUEST_FLAVOR,
-           master_flavor_id=GUEST_FLAVOR, docker_storage_driver='overlay2',
-           floating_ip_enabled=True)
-    created = run(env, 'ansible-playbook', 'playbooks/cluster_create.yml', '-e', json.dumps(
-        {'cluster': {'name': 'zk', 'cluster_template_id': 'mesos-real', 'node_count': 2,
-                     'master_count': 1, 'create_timeout': 40}}))
+    created = create_with_playbook(env, cloud, 'zk', 'mesos', True, 2)
     try:
         cluster = module(env, 'cluster_info', name='zk')['cluster']
         assert cluster['status'] == 'CREATE_FAILED', (cluster, created.stdout[-3000:])
@@ -279,9 +293,7 @@ def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
         key = (tmp_path / 'data/openstack-magnum/openstack/clusters' / cluster['uuid']
                / 'id_ed25519')
         guests = dict((s.name, s) for s in cloud.compute.servers() if s.name.startswith('zk-'))
-        addresses = dict((name, a['addr']) for name, s in guests.items()
-                         for net in s.addresses.values() for a in net
-                         if a.get('OS-EXT-IPS:type') == 'floating')
+        addresses = floating_ips(cloud, 'zk-')
         assert len(addresses) == 3, addresses
 
         def mode(name):
@@ -308,10 +320,7 @@ def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
     finally:
         deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e', 'cluster=zk')
         assert deleted.returncode == 0, deleted.stdout[-3000:]
-    left = [s.name for s in cloud.compute.servers() if s.name.startswith('zk-')]
-    left += [n.name for n in cloud.network.networks() if n.name.startswith('zk-')]
-    left += [g.name for g in cloud.network.security_groups() if g.name.startswith('zk-')]
-    left += [r.name for r in cloud.network.routers() if r.name.startswith('zk-')]
+    left = leftovers(cloud, 'zk-')
     left += [ip.floating_ip_address for ip in cloud.network.ips()
              if (ip.description or '').startswith('magnum-cluster=%s' % cluster['uuid'])]
     assert left == [], left
@@ -332,17 +341,10 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
         os_command_line=node_image.properties.get('os_command_line', ''),
         hw_machine_type='pc', magnum_packages=node_image.properties['magnum_packages'])
     try:
-        if cloud.compute.find_keypair('magnum-real') is None:
-            cloud.compute.create_keypair(name='magnum-real')
-        module(env, 'cluster_template', name='swarm-empty', coe='swarm', image_id=broken.name,
-               external_network_id='public', keypair_id='magnum-real', flavor_id=GUEST_FLAVOR,
-               master_flavor_id=GUEST_FLAVOR, docker_storage_driver='overlay2',
-               floating_ip_enabled=True)
         # create_timeout 4 minutes: the SSH wait's bound is half of it, 2 minutes, in two
         # halves with the reboot between
-        run(env, 'ansible-playbook', 'playbooks/cluster_create.yml', '-e', json.dumps(
-            {'cluster': {'name': 'mute', 'cluster_template_id': 'swarm-empty',
-                         'node_count': 1, 'master_count': 1, 'create_timeout': 4}}))
+        create_with_playbook(env, cloud, 'mute', 'swarm', True, 1, image=broken.name,
+                             create_timeout=4)
         cluster = module(env, 'cluster_info', name='mute')['cluster']
         assert cluster['status'] == 'CREATE_FAILED', cluster
         reason = cluster['status_reason']

@@ -223,13 +223,9 @@ REGISTRY = (
 )
 
 
-# The command whose results nodes_lacking reads, run on each node with the package
-# names after it.
-DPKG_STATUS = ['dpkg-query', '-W', '-f', '${db:Status-Abbrev}\n']
-
-
 def nodes_lacking(results):
-    """The nodes (loop items) of a looped DPKG_STATUS task on which a package is not
+    """The nodes (loop items) of a task looped over nodes that ran
+    ``dpkg-query -W -f '${db:Status-Abbrev}\\n' <packages>`` on which a package is not
     installed (unknown to dpkg, removed, half-installed): those whose package step
     refreshes its lists and installs - the others' (a node image holding them, where no
     mirror may be reachable) touch nothing."""
