@@ -769,27 +769,35 @@ WORKLOAD = 'magnum-test/busybox:1'
 def load_workload(uuid, tmp_path):
     """A workload image built here (busybox from the node image: no registry), imported
     into every node's containerd."""
+    archive = workload_archive(tmp_path)
+    for node in docker_ls('container', uuid):
+        if on_node(node, 'test', '-e', '/etc/kubernetes/kubelet.conf').returncode == 0:
+            subprocess.run('docker exec -i %s ctr -n k8s.io images import - < %s'
+                           % (node, archive), shell=True, check=True, capture_output=True)
+
+
+def workload_archive(tmp_path):
+    """The archive of WORKLOAD (`docker save`), built once in ``tmp_path``: the local node
+    image's busybox, or this host's where no node image was built (it is static)."""
     archive = tmp_path / 'busybox.tar'
     if not archive.exists():
         node_image = subprocess.run(['docker', 'images', 'magnum-node', '--format',
                                      '{{.Repository}}:{{.Tag}}'], capture_output=True,
-                                    text=True, check=True).stdout.split()[0]
+                                    text=True, check=True).stdout.split()
         root = tmp_path / 'busybox-root'
         (root / 'bin').mkdir(parents=True)
         (root / 'www').mkdir()
-        subprocess.run('docker run --rm --entrypoint cat %s /bin/busybox > %s/bin/busybox && '
-                       'chmod 755 %s/bin/busybox && for a in sh wget httpd hostname nslookup '
-                       'sleep cat; do ln -s busybox %s/bin/$a; done'
-                       % (node_image, root, root, root), shell=True, check=True)
+        take = ('docker run --rm --entrypoint cat %s /bin/busybox' % node_image[0]
+                if node_image else 'cat /bin/busybox')
+        subprocess.run('%s > %s/bin/busybox && chmod 755 %s/bin/busybox && for a in sh wget '
+                       'httpd hostname nslookup sleep cat; do ln -s busybox %s/bin/$a; done'
+                       % (take, root, root, root), shell=True, check=True)
         subprocess.run('tar -C %s -c . | docker import -c "ENV PATH=/bin" - %s'
                        % (root, WORKLOAD), shell=True, check=True, capture_output=True)
         subprocess.run(['docker', 'save', '-o', str(archive), WORKLOAD], check=True)
         # The archive is what the nodes get: the engine keeps nothing of it.
         subprocess.run(['docker', 'rmi', WORKLOAD], check=True, capture_output=True)
-    for node in docker_ls('container', uuid):
-        if on_node(node, 'test', '-e', '/etc/kubernetes/kubelet.conf').returncode == 0:
-            subprocess.run('docker exec -i %s ctr -n k8s.io images import - < %s'
-                           % (node, archive), shell=True, check=True, capture_output=True)
+    return archive
 
 
 # On the workers, one replica more on a node than on another at most (the scheduler's

@@ -9,6 +9,7 @@ cluster grows, shrinks, rotates its CA and reports a stopped server, and the del
 nothing. Skipped, saying so, on the fake-virt lab (no guest boots there) and without a lab.
 docs: README "Clusters on an OpenStack cloud"."""
 
+import base64
 import json
 import os
 import subprocess
@@ -85,16 +86,17 @@ def swarm_nodes(api_address, certs):
 
 
 def create_with_playbook(env, cloud, name, coe, floating, node_count, image=IMAGE,
-                         create_timeout=40):
-    """A template <name>-tpl of ``coe`` on the guest flavor and the lab's keypair
-    magnum-real (made once; its private key is never the service's), then cluster ``name``
-    of 1 master and ``node_count`` nodes created with `ansible-playbook`: the finished run."""
+                         create_timeout=40, master_flavor=GUEST_FLAVOR, labels=None):
+    """A template <name>-tpl of ``coe`` on the guest flavor (``master_flavor`` for the
+    masters) and the lab's keypair magnum-real (made once; its private key is never the
+    service's), then cluster ``name`` of 1 master and ``node_count`` nodes created with
+    `ansible-playbook`: the finished run."""
     if cloud.compute.find_keypair('magnum-real') is None:
         cloud.compute.create_keypair(name='magnum-real')
     module(env, 'cluster_template', name=name + '-tpl', coe=coe, image_id=image,
            external_network_id='public', keypair_id='magnum-real', flavor_id=GUEST_FLAVOR,
-           master_flavor_id=GUEST_FLAVOR, docker_storage_driver='overlay2',
-           floating_ip_enabled=floating)
+           master_flavor_id=master_flavor, docker_storage_driver='overlay2',
+           floating_ip_enabled=floating, labels=labels or {})
     return run(env, 'ansible-playbook', 'playbooks/cluster_create.yml', '-e', json.dumps(
         {'cluster': {'name': name, 'cluster_template_id': name + '-tpl',
                      'node_count': node_count, 'master_count': 1,
@@ -359,3 +361,82 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
         cloud.image.delete_image(broken)
         assert deleted.returncode == 0, deleted.stdout[-3000:]
     assert [s.name for s in cloud.compute.servers() if s.name.startswith('mute-')] == []
+
+
+K8S_ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
+# kubeadm's control-plane preflight wants 2 CPUs and 1700 MB: g1.small (1 vCPU, 768 MiB)
+# is under it, the lab's m1.medium (2 vCPUs, 4 GiB) is not; a worker has no such check.
+K8S_MASTER_FLAVOR = 'm1.medium'
+
+
+@pytest.mark.skipif(not K8S_ARTIFACTS, reason=(
+    'needs a Kubernetes offline directory: set MAGNUM_K8S_ARTIFACTS (bin/, images/*.tar), '
+    'with MAGNUM_K8S_TAG and MAGNUM_K8S_LABELS as tests/test_kubernetes.py reads them'))
+def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_from_its_worker(
+        cloud, node_image, tmp_path):
+    """Item 3 of issue #44: Kubernetes of 1 master (m1.medium) and 1 worker (g1.small)
+    created with `ansible-playbook` from the offline directory (no guest reaches a
+    registry): the controller pushes binaries and image archives through the guests'
+    default user and sudo, kubeadm brings the control plane up on QEMU TCG; both nodes are
+    Ready through the API at the cluster's floating IP; a pod on the worker serves HTTP,
+    reached from the master across flannel; the delete leaves nothing."""
+    import test_kubernetes as k8s
+    env = playbook_env(tmp_path)
+    created = create_with_playbook(env, cloud, 'kube', 'kubernetes', True, 1,
+                                   master_flavor=K8S_MASTER_FLAVOR, labels=k8s.LABELS,
+                                   create_timeout=60)
+    try:
+        cluster = module(env, 'cluster_info', name='kube')['cluster']
+        assert created.returncode == 0 and cluster['status'] == 'CREATE_COMPLETE', (
+            cluster['status_reason'], created.stdout[-3000:])
+        addresses = floating_ips(cloud, 'kube-')
+        master = next(a for name, a in addresses.items() if '-master-' in name)
+        worker = next(a for name, a in addresses.items() if '-master-' not in name)
+        assert cluster['api_address'] == 'https://%s:6443' % master, cluster['api_address']
+        issued = module(env, 'cluster_ca', cluster='kube', action='issue', common_name='admin',
+                        organization='system:masters')
+        conf = tmp_path / 'kubeconfig'
+        conf.write_text(json.dumps(kubeconfig(cluster['api_address'], issued)))
+        nodes = k8s.ready_nodes(conf)
+        assert sorted((n[0], n[2]) for n in nodes.values()) == [
+            ('master', 'True'), ('worker', 'True')], nodes
+
+        key = (tmp_path / 'data/openstack-magnum/openstack/clusters' / cluster['uuid']
+               / 'id_ed25519')
+        archive = k8s.workload_archive(tmp_path)
+        with open(archive, 'rb') as image:
+            imported = subprocess.run(
+                ['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no', '-o',
+                 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', 'magnum@' + worker,
+                 'sudo', 'ctr', '-n', 'k8s.io', 'images', 'import', '-'],
+                stdin=image, capture_output=True, text=True, timeout=300)
+        assert imported.returncode == 0, imported.stderr
+        k8s.kubectl(conf, 'run', 'web', '--image=' + k8s.WORKLOAD, '--image-pull-policy=Never',
+                    '--restart=Never', '--overrides=' + json.dumps({'spec': {'nodeSelector': {
+                        'magnum.openstack.org/role': 'worker'}}}), '--command', '--', 'sh',
+                    '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www')
+        k8s.kubectl(conf, 'wait', '--for=condition=Ready', 'pod/web', '--timeout=300s')
+        pod_ip = k8s.kubectl(conf, 'get', 'pod', 'web', '-o', 'jsonpath={.status.podIP}')
+        fetch = ('import urllib.request; print(urllib.request.urlopen('
+                 '"http://%s:8080/", timeout=20).read().decode())' % pod_ip)
+        answered = on_guest(key, master, 'python3', '-c', fetch)
+        assert answered.stdout.strip() == 'web', answered.stdout + answered.stderr
+    finally:
+        deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e',
+                      'cluster=kube')
+        assert deleted.returncode == 0, deleted.stdout[-3000:]
+    assert leftovers(cloud, 'kube-') == []
+
+
+def kubeconfig(api_address, issued):
+    """A kubeconfig for ``api_address`` with a client certificate the cluster's CA issued
+    (cluster_ca action=issue: pem, cert, key)."""
+    def b64(text):
+        return base64.b64encode(text.encode()).decode()
+    return {'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'admin',
+            'clusters': [{'name': 'kube', 'cluster': {
+                'server': api_address, 'certificate-authority-data': b64(issued['pem'])}}],
+            'users': [{'name': 'admin', 'user': {
+                'client-certificate-data': b64(issued['cert']),
+                'client-key-data': b64(issued['key'])}}],
+            'contexts': [{'name': 'admin', 'context': {'cluster': 'kube', 'user': 'admin'}}]}

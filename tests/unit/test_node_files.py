@@ -96,3 +96,28 @@ def test_a_push_without_an_address_or_files_or_to_a_relative_path_is_refused():
         node_files.push_command({'ansible_host': 'h'}, [])
     with pytest.raises(Invalid, match='not an absolute path'):
         node_files.push_command({'ansible_host': 'h'}, [{'src': '/a', 'dest': 'b'}])
+
+
+def test_a_user_who_becomes_root_is_given_the_copies_in_their_home_then_sudo_places_them():
+    """A cloud image's default user (ansible_become, as the OpenStack provider's debian)
+    cannot write /usr/local/bin: scp into ~/.magnum-push, then one `sudo -n` makes the
+    directories, hands the copies to root and renames them over the old files."""
+    host = {'ansible_host': '10.113.0.50', 'ansible_user': 'debian', 'ansible_become': 'True'}
+    steps = steps_of(node_files.push_command(host, WANTED[0]['files']))
+    assert steps[0][-2:] == ['debian@10.113.0.50', 'mkdir -p .magnum-push']
+    assert steps[1][-2:] == ['/a/kubelet', 'debian@10.113.0.50:.magnum-push/0.magnum-part']
+    assert steps[2][-2:] == ['/a/x.tar', 'debian@10.113.0.50:.magnum-push/1.magnum-part']
+    assert steps[3][-2] == 'debian@10.113.0.50'
+    sudo = shlex.split(steps[3][-1])
+    assert sudo[:4] == ['sudo', '-n', 'sh', '-c'] and len(sudo) == 5
+    assert sudo[4] == (
+        'mkdir -p /b /i && chown 0:0 .magnum-push/0.magnum-part && mv -f '
+        '.magnum-push/0.magnum-part /b/kubelet.magnum-part && chown 0:0 '
+        '.magnum-push/1.magnum-part && mv -f .magnum-push/1.magnum-part /i/x.tar.magnum-part && '
+        'chmod 0755 /b/kubelet.magnum-part && mv -f /b/kubelet.magnum-part /b/kubelet && '
+        'chmod 0644 /i/x.tar.magnum-part && mv -f /i/x.tar.magnum-part /i/x.tar')
+    # root, or no become: straight to the destinations, no sudo.
+    for plain in ({'ansible_user': 'root'}, {'ansible_become': False}):
+        steps = steps_of(node_files.push_command(dict(host, **plain), WANTED[1]['files']))
+        assert steps[1][-1].endswith(':/b/kubelet.magnum-part')
+        assert 'sudo' not in ' '.join(steps[-1])

@@ -21,6 +21,9 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import Inv
 # Where a file is written before it is renamed over the old one (a binary in use, such
 # as a running kubelet, cannot be written in place).
 PART_SUFFIX = '.magnum-part'
+# Where a node reached as an unprivileged user (ansible_become) is given the copies first,
+# relative to that user's home.
+STAGING = '.magnum-push'
 
 
 def parse_sums(text):
@@ -70,9 +73,10 @@ def push_command(host_vars, files):
     """The argv of a controller command that writes ``files`` ({src, dest, mode}) to the
     node reached through ``host_vars`` (its Ansible inventory variables: ansible_host,
     ansible_port, ansible_user, ansible_ssh_private_key_file, ansible_ssh_common_args,
-    ansible_ssh_extra_args, ansible_scp_extra_args): the destinations' directories made,
-    each file copied beside its destination, then all given their mode and renamed over
-    the old ones together."""
+    ansible_ssh_extra_args, ansible_scp_extra_args, ansible_become): the destinations'
+    directories made, each file copied beside its destination (through the user's home
+    and sudo where the user is not root and becomes it), then all given their mode and
+    renamed over the old ones together."""
     if not files:
         raise Invalid('push_command: no files to push to %s.' % (
             host_vars.get('ansible_host') or host_vars.get('inventory_hostname')))
@@ -90,12 +94,36 @@ def push_command(host_vars, files):
         str(host_vars.get('ansible_ssh_extra_args') or ''))
     scp = ['scp', '-q'] + common + ['-P', port] + shlex.split(
         str(host_vars.get('ansible_scp_extra_args') or ''))
+    if _truthy(host_vars.get('ansible_become')) and user not in (None, '', 'root'):
+        return _script(_staged_push(ssh + [target], scp, scp_target, files))
     dirs, moves = _layout(files)
     steps = [ssh + [target, 'mkdir -p ' + ' '.join(shlex.quote(d) for d in dirs)]]
     steps += [scp + [str(f['src']), '%s:%s' % (scp_target, str(f['dest']) + PART_SUFFIX)]
               for f in files]
     steps.append(ssh + [target, moves])
     return _script(steps)
+
+
+def _truthy(value):
+    return value is True or str(value).strip().lower() in ('true', 'yes', '1', 'on')
+
+
+def _staged_push(ssh, scp, scp_target, files):
+    """The steps for a node reached as an unprivileged user who becomes root with sudo
+    (a cloud image's default user, ``ansible_become``): the files are copied into
+    STAGING in that user's home, then one ``sudo -n`` makes the directories and moves
+    each copy, owned by root, beside its destination and renames it over the old file."""
+    dirs, moves = _layout(files)
+    staged = ['%s/%d%s' % (STAGING, n, PART_SUFFIX) for n in range(len(files))]
+    steps = [ssh + ['mkdir -p ' + STAGING]]
+    steps += [scp + [str(f['src']), '%s:%s' % (scp_target, part)]
+              for f, part in zip(files, staged)]
+    placed = ' && '.join('chown 0:0 %s && mv -f %s %s' % (
+        shlex.quote(part), shlex.quote(part), shlex.quote(str(f['dest']) + PART_SUFFIX))
+        for f, part in zip(files, staged))
+    root = 'mkdir -p %s && %s && %s' % (' '.join(shlex.quote(d) for d in dirs), placed, moves)
+    steps.append(ssh + ['sudo -n sh -c ' + shlex.quote(root)])
+    return steps
 
 
 def _container_push(container, files):
