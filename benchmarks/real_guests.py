@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
-"""Benchmark (not a test): a Swarm cluster on real OpenStack guests next to its floor.
+"""Benchmark (not a test): a Swarm or Kubernetes cluster on real guests next to its floor.
 
 On a cloud whose Nova boots real guests (the lab's real-guest mode: `LAB_VIRT=libvirt
 LAB_NET=ovs ../shared/openstack-lab/up.sh`), with the node image uploaded
 (`ansible-playbook playbooks/cloud_image.yml`), prints in seconds:
 
-  - the floor: N guests (the node image, the same flavor, a network, router and floating
-    IPs made beforehand) from the servers' create until every one answers over SSH;
-  - a Swarm cluster of 1 manager + (N - 1) workers created with `ansible-playbook`
-    (network, router, security groups, servers, floating IPs, the swarm), from the start of
-    the playbook until `docker node ls` through TLS at the cluster's address lists every
-    node Ready; and its delete;
+  - the floor: N guests (the node image, the master flavor for the first and the flavor
+    for the others; a network, router and floating IPs made beforehand) from the servers'
+    create until every one answers over SSH;
+  - a cluster of 1 master + (N - 1) workers created with `ansible-playbook` (network,
+    router, security groups, servers, floating IPs, the COE), from the start of the
+    playbook until it is usable at the cluster's address - Swarm: `docker node ls` through
+    TLS lists every node Ready; Kubernetes: the API lists every node Ready - and its
+    delete;
   - the ratio cluster / floor: what the driver and the provider add to booting the guests.
 
-    python3 benchmarks/real_guests.py [--nodes 3] [--cloud lab] [--flavor g1.small]
+    python3 benchmarks/real_guests.py [--coe swarm] [--nodes 3] [--cloud lab]
+        [--flavor g1.small] [--master-flavor FLAVOR]
+    MAGNUM_K8S_ARTIFACTS=... MAGNUM_K8S_LABELS=kube_tag=v1.36.2,... \
+        python3 benchmarks/real_guests.py --coe kubernetes --nodes 2 --master-flavor m1.medium
 
 Needs the project installed (`pip install -e .`), `OS_CLIENT_CONFIG_FILE` naming the
-cloud's clouds.yaml, and the docker CLI. Everything it makes is deleted at the end.
+cloud's clouds.yaml, and the docker CLI (Swarm) or the offline directory's kubectl
+(Kubernetes: MAGNUM_K8S_ARTIFACTS, its bin/kubectl). Everything it makes is deleted at
+the end.
 """
 
 import argparse
@@ -56,13 +63,14 @@ def floor(conn, args, work):
                                             port_range_max=22, remote_ip_prefix='0.0.0.0/0')
     keypair = conn.compute.create_keypair(name=prefix + 'key',
                                           public_key=(work / 'floor-key.pub').read_text())
-    flavor = conn.compute.find_flavor(args.flavor, ignore_missing=False)
+    flavors = [conn.compute.find_flavor(args.master_flavor or args.flavor, ignore_missing=False),
+               conn.compute.find_flavor(args.flavor, ignore_missing=False)]
     servers, fips = [], []
     try:
         began = time.monotonic()
         for i in range(args.nodes):
             servers.append(conn.compute.create_server(
-                name='%s%d' % (prefix, i), image_id=image.id, flavor_id=flavor.id,
+                name='%s%d' % (prefix, i), image_id=image.id, flavor_id=flavors[min(i, 1)].id,
                 key_name=keypair.name, networks=[{'uuid': net.id}],
                 security_groups=[{'name': group.name}]))
         servers = [conn.compute.wait_for_server(s, wait=600, interval=2) for s in servers]
@@ -112,35 +120,36 @@ def module(env, module_name, **params):
     return json.loads(run.stdout.split('=>', 1)[1])
 
 
-def swarm(conn, args, work):
-    """Seconds to a usable Swarm of 1 + (nodes - 1), and to its delete."""
+def cluster(conn, args, work):
+    """Seconds to a usable cluster of 1 + (nodes - 1), and to its delete."""
     env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (work / 'm.sqlite'),
                MAGNUM_PROVIDER='openstack', MAGNUM_CLOUD=args.cloud,
                XDG_DATA_HOME=str(work / 'data'), ANSIBLE_CONFIG=str(TOP / 'ansible.cfg'),
                PATH='%s:%s' % (BIN, os.environ['PATH']))
-    keypair = conn.compute.create_keypair(name='bench-swarm-%d' % os.getpid())
+    keypair = conn.compute.create_keypair(name='bench-%s-%d' % (args.coe, os.getpid()))
+    labels = dict(pair.split('=', 1) for pair in
+                  os.environ.get('MAGNUM_K8S_LABELS', '').split(',') if '=' in pair)
     try:
-        module(env, 'cluster_template', name='bench', coe='swarm', image_id=args.image,
+        module(env, 'cluster_template', name='bench', coe=args.coe, image_id=args.image,
                external_network_id='public', keypair_id=keypair.name, flavor_id=args.flavor,
-               master_flavor_id=args.flavor, docker_storage_driver='overlay2',
-               floating_ip_enabled=True)
+               master_flavor_id=args.master_flavor or args.flavor,
+               docker_storage_driver='overlay2', floating_ip_enabled=True,
+               labels=labels if args.coe == 'kubernetes' else {})
         began = time.monotonic()
         playbook(env, 'playbooks/cluster_create.yml', '-e', json.dumps({'cluster': {
             'name': 'bench', 'cluster_template_id': 'bench', 'node_count': args.nodes - 1,
             'master_count': 1, 'create_timeout': 60}}))
-        cluster = module(env, 'cluster_info', name='bench')['cluster']
-        issued = module(env, 'cluster_ca', cluster='bench', action='issue', common_name='b')
+        made = module(env, 'cluster_info', name='bench')['cluster']
+        issued = module(env, 'cluster_ca', cluster='bench', action='issue', common_name='admin',
+                        organization='system:masters')
         certs = work / 'certs'
         certs.mkdir()
         for filename, field in (('ca.pem', 'pem'), ('cert.pem', 'cert'), ('key.pem', 'key')):
             (certs / filename).write_text(issued[field])
-        listed = subprocess.run(
-            ['docker', 'node', 'ls', '--format', '{{.Status}}'], capture_output=True,
-            text=True, env=dict(os.environ, DOCKER_HOST=cluster['api_address'],
-                                DOCKER_TLS_VERIFY='1', DOCKER_CERT_PATH=str(certs)))
+        states, listed = node_states(args.coe, made['api_address'], certs)
         usable = time.monotonic() - began
-        if listed.stdout.split() != ['Ready'] * args.nodes:
-            raise SystemExit('the swarm is not usable: %s %s' % (listed.stdout, listed.stderr))
+        if states != ['Ready'] * args.nodes:
+            raise SystemExit('the cluster is not usable: %s %s' % (listed.stdout, listed.stderr))
         began = time.monotonic()
         playbook(env, 'playbooks/cluster_delete.yml', '-e', 'cluster=bench')
         return usable, time.monotonic() - began
@@ -148,11 +157,33 @@ def swarm(conn, args, work):
         conn.compute.delete_keypair(keypair)
 
 
+def node_states(coe, api_address, certs):
+    """The nodes' states as the cluster's API lists them ('Ready' for each ready one), and
+    the command's run."""
+    if coe == 'swarm':
+        listed = subprocess.run(
+            ['docker', 'node', 'ls', '--format', '{{.Status}}'], capture_output=True,
+            text=True, env=dict(os.environ, DOCKER_HOST=api_address, DOCKER_TLS_VERIFY='1',
+                                DOCKER_CERT_PATH=str(certs)))
+        return listed.stdout.split(), listed
+    kubectl = os.path.join(os.environ.get('MAGNUM_K8S_ARTIFACTS', ''), 'bin', 'kubectl')
+    listed = subprocess.run(
+        [kubectl, '--server', api_address, '--certificate-authority', str(certs / 'ca.pem'),
+         '--client-certificate', str(certs / 'cert.pem'), '--client-key',
+         str(certs / 'key.pem'), 'get', 'nodes', '-o', 'jsonpath={range .items[*]}'
+         '{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}'],
+        capture_output=True, text=True)
+    return [{'True': 'Ready'}.get(word, word) for word in listed.stdout.split()], listed
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--coe', choices=('swarm', 'kubernetes'), default='swarm')
     parser.add_argument('--nodes', type=int, default=3)
     parser.add_argument('--cloud', default=os.environ.get('MAGNUM_CLOUD', 'lab'))
     parser.add_argument('--flavor', default='g1.small')
+    parser.add_argument('--master-flavor', default=None, help='the first node\'s (default: '
+                        '--flavor); kubeadm wants 2 CPUs and 1700 MB on a master')
     parser.add_argument('--image', default='debian-12-magnum')
     args = parser.parse_args()
     conn = openstack.connect(cloud=args.cloud)
@@ -160,10 +191,11 @@ def main():
         work = Path(work)
         floor_s = floor(conn, args, work)
         print('floor: %d guests booted to SSH        %7.1f s' % (args.nodes, floor_s), flush=True)
-        usable, deleted = swarm(conn, args, work)
-        print('swarm 1+%d create to docker node ls   %7.1f s' % (args.nodes - 1, usable))
-        print('swarm 1+%d delete                     %7.1f s' % (args.nodes - 1, deleted))
-        print('ratio swarm / floor                   %7.2f' % (usable / floor_s))
+        usable, deleted = cluster(conn, args, work)
+        name = '%s 1+%d' % (args.coe, args.nodes - 1)
+        print('%-20s create to nodes Ready %7.1f s' % (name, usable))
+        print('%-20s delete                %7.1f s' % (name, deleted))
+        print('ratio cluster / floor                     %7.2f' % (usable / floor_s))
 
 
 if __name__ == '__main__':

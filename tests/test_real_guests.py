@@ -387,8 +387,8 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
                                    create_timeout=60)
     try:
         cluster = module(env, 'cluster_info', name='kube')['cluster']
-        assert created.returncode == 0 and cluster['status'] == 'CREATE_COMPLETE', (
-            cluster['status_reason'], created.stdout[-3000:])
+        assert created.returncode == 0 and cluster['status'] == 'CREATE_COMPLETE', '%s\n%s' % (
+            cluster['status_reason'], created.stdout[-6000:])
         addresses = floating_ips(cloud, 'kube-')
         master = next(a for name, a in addresses.items() if '-master-' in name)
         worker = next(a for name, a in addresses.items() if '-master-' not in name)

@@ -179,6 +179,16 @@ def test_the_kubeadm_configuration_follows_the_version():
     assert 'failCgroupV1' not in kubelet
     join = k8s.kubeadm_join(old, WORKER, '10.192.3.5', 'abcdef.0123456789abcdef', 'sha256:00')
     assert join['apiVersion'] == 'kubeadm.k8s.io/v1beta3'
+    # kubeadm's own waits (the role's kubernetes_kubeadm_timeouts): v1beta4 only.
+    waits = {'kubernetesAPICall': '5m0s', 'tlsBootstrap': '10m0s'}
+    assert 'timeouts' not in k8s.kubeadm_init(new, MASTER, '10.192.3.5')[0]
+    new['kubeadm_timeouts'] = old['kubeadm_timeouts'] = waits
+    assert k8s.kubeadm_init(new, MASTER, '10.192.3.5')[0]['timeouts'] == waits
+    assert k8s.kubeadm_join(new, WORKER, '10.192.3.5', 'abcdef.0123456789abcdef',
+                            'sha256:00')['timeouts'] == waits
+    assert 'timeouts' not in k8s.kubeadm_init(old, MASTER, '10.192.3.5')[0]
+    assert 'timeouts' not in k8s.kubeadm_join(old, WORKER, '10.192.3.5',
+                                              'abcdef.0123456789abcdef', 'sha256:00')
     assert join['nodeRegistration']['kubeletExtraArgs']['node-ip'] == '10.192.3.11'
     oldest = conf(kube_tag='v1.20.2', kubeapi_options='--profiling=false')
     init, cluster, kubelet, _ = k8s.kubeadm_init(oldest, MASTER, '10.192.3.5')

@@ -396,7 +396,18 @@ def kubeadm_init(conf, node, endpoint_host, sans=()):
     init = {'apiVersion': conf['kubeadm_api'], 'kind': 'InitConfiguration',
             'localAPIEndpoint': {'advertiseAddress': node['address'], 'bindPort': API_PORT},
             'nodeRegistration': _registration(conf, node, master=True)}
+    init.update(_timeouts(conf))
     return [init, cluster, kubelet_config(conf), kube_proxy_config(conf)]
+
+
+def _timeouts(conf):
+    """kubeadm's own waits (``timeouts`` of v1beta4: kubernetesAPICall, tlsBootstrap, ...)
+    as the role gives them (``kubeadm_timeouts``; kubernetes_kubeadm_timeouts): its
+    defaults (one minute for an API call) are too short for a control plane on slow
+    machines, such as guests of QEMU without KVM. Older kubeadm APIs have no such field."""
+    if conf['kubeadm_api'].endswith('v1beta4') and conf.get('kubeadm_timeouts'):
+        return {'timeouts': dict(conf['kubeadm_timeouts'])}
+    return {}
 
 
 def keystone_webhook_kubeconfig():
@@ -450,6 +461,7 @@ def kubeadm_join(conf, node, endpoint_host, token, ca_cert_hash, certificate_key
                'apiServerEndpoint': '%s:%d' % (endpoint_host, API_PORT), 'token': token,
                'caCertHashes': [ca_cert_hash]}},
            'nodeRegistration': _registration(conf, node, master=master)}
+    doc.update(_timeouts(conf))
     if master:
         if not certificate_key:
             raise Invalid("A master joins the control plane with a certificate key.")
