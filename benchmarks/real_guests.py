@@ -37,6 +37,9 @@ from pathlib import Path
 
 import openstack
 
+from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
+    parse as parse_labels)
+
 TOP = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 SSH = ['ssh', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
@@ -127,8 +130,7 @@ def cluster(conn, args, work):
                XDG_DATA_HOME=str(work / 'data'), ANSIBLE_CONFIG=str(TOP / 'ansible.cfg'),
                PATH='%s:%s' % (BIN, os.environ['PATH']))
     keypair = conn.compute.create_keypair(name='bench-%s-%d' % (args.coe, os.getpid()))
-    labels = dict(pair.split('=', 1) for pair in
-                  os.environ.get('MAGNUM_K8S_LABELS', '').split(',') if '=' in pair)
+    labels = parse_labels(os.environ.get('MAGNUM_K8S_LABELS'))
     try:
         module(env, 'cluster_template', name='bench', coe=args.coe, image_id=args.image,
                external_network_id='public', keypair_id=keypair.name, flavor_id=args.flavor,

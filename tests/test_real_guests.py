@@ -9,7 +9,6 @@ cluster grows, shrinks, rotates its CA and reports a stopped server, and the del
 nothing. Skipped, saying so, on the fake-virt lab (no guest boots there) and without a lab.
 docs: README "Clusters on an OpenStack cloud"."""
 
-import base64
 import json
 import os
 import subprocess
@@ -21,7 +20,7 @@ import pytest
 
 from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, wait_for
 from conftest import lab_connect as connect
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_servers
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud_servers, k8s_config
 from test_keystone_auth import RUN, coe, identities, lab_region_connection
 
 BIN = Path(sys.executable).parent
@@ -265,13 +264,14 @@ def test_swarm_through_the_api_grows_shrinks_rotates_its_ca_and_reports_a_stoppe
         assert not any(left.values()), left
 
 
-def on_guest(key, address, *command):
-    """A command as root on a guest, over SSH at its floating IP as the provider's user."""
+def on_guest(key, address, *command, stdin=None):
+    """A command as root on a guest, over SSH at its floating IP as the provider's user
+    (``stdin``: a file its standard input reads)."""
     return subprocess.run(
         ['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no', '-o',
          'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR',
          'magnum@' + address, 'sudo'] + list(command),
-        capture_output=True, text=True, timeout=180)
+        stdin=stdin, capture_output=True, text=True, timeout=300 if stdin else 180)
 
 
 def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
@@ -395,8 +395,13 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
         assert cluster['api_address'] == 'https://%s:6443' % master, cluster['api_address']
         issued = module(env, 'cluster_ca', cluster='kube', action='issue', common_name='admin',
                         organization='system:masters')
+        creds = tmp_path / 'admin'
+        creds.mkdir()
+        for filename, field in (('ca.crt', 'pem'), ('admin.crt', 'cert'), ('admin.key', 'key')):
+            (creds / filename).write_text(issued[field])
         conf = tmp_path / 'kubeconfig'
-        conf.write_text(json.dumps(kubeconfig(cluster['api_address'], issued)))
+        conf.write_text(json.dumps(k8s_config.admin_kubeconfig(cluster['api_address'],
+                                                               str(creds))))
         nodes = k8s.ready_nodes(conf)
         assert sorted((n[0], n[2]) for n in nodes.values()) == [
             ('master', 'True'), ('worker', 'True')], nodes
@@ -405,11 +410,8 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
                / 'id_ed25519')
         archive = k8s.workload_archive(tmp_path)
         with open(archive, 'rb') as image:
-            imported = subprocess.run(
-                ['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no', '-o',
-                 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', 'magnum@' + worker,
-                 'sudo', 'ctr', '-n', 'k8s.io', 'images', 'import', '-'],
-                stdin=image, capture_output=True, text=True, timeout=300)
+            imported = on_guest(key, worker, 'ctr', '-n', 'k8s.io', 'images', 'import', '-',
+                                stdin=image)
         assert imported.returncode == 0, imported.stderr
         k8s.kubectl(conf, 'run', 'web', '--image=' + k8s.WORKLOAD, '--image-pull-policy=Never',
                     '--restart=Never', '--overrides=' + json.dumps({'spec': {'nodeSelector': {
@@ -426,17 +428,3 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
                       'cluster=kube')
         assert deleted.returncode == 0, deleted.stdout[-3000:]
     assert leftovers(cloud, 'kube-') == []
-
-
-def kubeconfig(api_address, issued):
-    """A kubeconfig for ``api_address`` with a client certificate the cluster's CA issued
-    (cluster_ca action=issue: pem, cert, key)."""
-    def b64(text):
-        return base64.b64encode(text.encode()).decode()
-    return {'apiVersion': 'v1', 'kind': 'Config', 'current-context': 'admin',
-            'clusters': [{'name': 'kube', 'cluster': {
-                'server': api_address, 'certificate-authority-data': b64(issued['pem'])}}],
-            'users': [{'name': 'admin', 'user': {
-                'client-certificate-data': b64(issued['cert']),
-                'client-key-data': b64(issued['key'])}}],
-            'contexts': [{'name': 'admin', 'context': {'cluster': 'kube', 'user': 'admin'}}]}
