@@ -364,9 +364,10 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
 
 
 K8S_ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
-# kubeadm's control-plane preflight wants 2 CPUs and 1700 MB: g1.small (1 vCPU, 768 MiB)
-# is under it, the lab's m1.medium (2 vCPUs, 4 GiB) is not; a worker has no such check.
-K8S_MASTER_FLAVOR = 'm1.medium'
+# kubeadm's control-plane preflight wants 1700 MB (g1.small's 768 MiB is under it; its 2-CPU
+# advice the driver ignores): the lab's m1.small, 1 vCPU and 2 GiB - one vCPU under QEMU TCG
+# keeps its TSC clock and spends nothing on keeping two emulated CPUs in step.
+K8S_MASTER_FLAVOR = 'm1.small'
 
 
 @pytest.mark.skipif(not K8S_ARTIFACTS, reason=(
@@ -374,7 +375,7 @@ K8S_MASTER_FLAVOR = 'm1.medium'
     'with MAGNUM_K8S_TAG and MAGNUM_K8S_LABELS as tests/test_kubernetes.py reads them'))
 def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_from_its_worker(
         cloud, node_image, tmp_path):
-    """Item 3 of issue #44: Kubernetes of 1 master (m1.medium) and 1 worker (g1.small)
+    """Item 3 of issue #44: Kubernetes of 1 master (m1.small) and 1 worker (g1.small)
     created with `ansible-playbook` from the offline directory (no guest reaches a
     registry): the controller pushes binaries and image archives through the guests'
     default user and sudo, kubeadm brings the control plane up on QEMU TCG; both nodes are
