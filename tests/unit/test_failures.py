@@ -37,3 +37,21 @@ def test_a_plain_task_gives_its_message_and_the_end_of_its_stderr():
         'rc 1: ' + 'x' * 1500
     assert failure_reason({'failed': True}) == 'task failed'
     assert failure_reason(None, default='nothing') == 'nothing'
+
+
+def test_a_commands_warnings_give_way_to_its_error():
+    # kubeadm init on a master of one vCPU whose API server was slow (2026-11-28, lab guests)
+    stderr = (
+        '[WARNING NumCPU]: the number of available CPUs 1 is less than the required 2\n'
+        'W1128 01:24:39.461829    1145 remote_runtime.go:1177] "RuntimeConfig failed"\n'
+        '\t[WARNING ContainerRuntimeVersion]: You must update your container runtime\n'
+        'error: error execution phase addon/coredns: couldn\'t retrieve DNS addon '
+        'deployments: context deadline exceeded\n'
+        'To see the stack trace of this error execute with --v=5 or higher\n')
+    assert failure_reason({'failed': True, 'msg': 'non-zero return code', 'stderr': stderr}) \
+        == ("non-zero return code: error: error execution phase addon/coredns: couldn't "
+            "retrieve DNS addon deployments: context deadline exceeded")
+    # without an error line: what is left once the warnings are gone
+    assert failure_reason({'failed': True, 'msg': 'rc 2', 'stderr': (
+        '[WARNING Swap]: swap is on\nno such file: /etc/kubernetes/admin.conf\n')}) == \
+        'rc 2: no such file: /etc/kubernetes/admin.conf'

@@ -6,14 +6,21 @@
 A loop's own message is Ansible's "All items completed" (or "One or more items
 failed"): the cause is in its first item that failed or could not reach its host, which
 is named (the delegated host, else the item's label). A command's stderr ends the
-message. Used by the lifecycle playbooks' rescue (filter ``failure_reason``) and by the
+message, without the warnings it printed first (kubeadm's ``[WARNING ...]``, Go's ``W1128
+...`` log lines): from its first line that says ``error`` when one does. Used by the lifecycle playbooks' rescue (filter ``failure_reason``) and by the
 API's executor for a run that ended without recording its failure.
 """
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import re
+
 STDERR_TAIL = 1500
+# Lines of a command's stderr that are not its error: kubeadm's preflight warnings, klog's
+# warning lines (W<mmdd> <time>) and kubeadm's closing hint.
+NOISE = (re.compile(r'^\s*\[WARNING\b'), re.compile(r'^W\d{4} \d'),
+         re.compile(r'^To see the stack trace of this error'))
 
 
 def _bad(result):
@@ -30,6 +37,16 @@ def _where(result):
     return None
 
 
+def _error_text(stderr):
+    """A command's stderr without its warnings; from its first ``error...`` line on, if any
+    (``error execution phase addon/coredns: ...``)."""
+    lines = [line for line in stderr.splitlines()
+             if line.strip() and not any(pattern.match(line) for pattern in NOISE)]
+    first = next((i for i, line in enumerate(lines)
+                  if line.lstrip().lower().startswith(('error', 'fatal'))), 0)
+    return '\n'.join(lines[first:]).strip()
+
+
 def failure_reason(result, default='task failed'):
     """The cause of the failed (or unreachable) task ``result``, as one line of text."""
     if not isinstance(result, dict):
@@ -42,7 +59,7 @@ def failure_reason(result, default='task failed'):
         message = '%s is unreachable: %s' % (where or 'the host', message)
     elif where:
         message = '%s: %s' % (where, message)
-    stderr = str(cause.get('stderr') or '').strip()
+    stderr = _error_text(str(cause.get('stderr') or ''))
     if stderr and stderr not in message:
         message = '%s: %s' % (message, stderr[-STDERR_TAIL:])
     return message
