@@ -827,3 +827,23 @@ def test_an_offline_containerd_release_is_taken_or_named_missing(tmp_path):
     text = k8s.containerd_config(dict(conf(), runc_binary=found['runc_binary']))
     assert 'BinaryName = "/usr/local/sbin/runc"' in text
     assert 'BinaryName' not in k8s.containerd_config(conf())
+
+
+def test_the_leader_election_timing_reaches_the_controller_manager_and_scheduler():
+    election = {'lease-duration': '60s', 'renew-deadline': '40s', 'retry-period': '5s'}
+    c = dict(conf(kube_tag='v1.36.2',
+                  kubescheduler_options='--leader-elect-lease-duration=90s --v=2'),
+             leader_election=election)
+    cluster = k8s.kubeadm_init(c, MASTER, '10.0.0.5')[1]
+    manager = dict((a['name'], a['value']) for a in cluster['controllerManager']['extraArgs'])
+    scheduler = dict((a['name'], a['value']) for a in cluster['scheduler']['extraArgs'])
+    assert manager['leader-elect-lease-duration'] == '60s'
+    assert manager['leader-elect-renew-deadline'] == '40s'
+    assert manager['leader-elect-retry-period'] == '5s'
+    # a *_options label's own flag wins, the others still come
+    assert scheduler['leader-elect-lease-duration'] == '90s' and scheduler['v'] == '2'
+    assert scheduler['leader-elect-renew-deadline'] == '40s'
+    # without the role's setting, Kubernetes' own
+    plain = k8s.kubeadm_init(conf(kube_tag='v1.36.2'), MASTER, '10.0.0.5')[1]
+    assert not [a for a in plain['controllerManager']['extraArgs']
+                if a['name'].startswith('leader-elect')]

@@ -354,6 +354,20 @@ def _extra_args(conf, args):
     return list(args)
 
 
+def _elected(conf, component):
+    """The flags of ``component`` (controller manager, scheduler) with the role's leader
+    election timing (``leader_election``: lease-duration, renew-deadline, retry-period;
+    kubernetes_leader_election) where its ``*_options`` label does not set them: with
+    Kubernetes' own (a 10 s renew deadline, 5 s a request) a slow master's components
+    lose their lease to their own API server's slowness and restart over and over."""
+    args = list(conf['extra_args'][component])
+    own = set(a['name'] for a in args)
+    for name, value in sorted((conf.get('leader_election') or {}).items()):
+        if 'leader-elect-' + name not in own:
+            args.append({'name': 'leader-elect-' + name, 'value': str(value)})
+    return args
+
+
 def _kubelet_args(conf, node):
     labels = node_labels(node['role'], node['nodegroup'], conf['availability_zone'])
     args = [{'name': 'node-labels',
@@ -385,8 +399,8 @@ def kubeadm_init(conf, node, endpoint_host, sans=()):
                        'dnsDomain': conf['dns_domain']},
         'apiServer': {'certSANs': sorted(set([endpoint_host, node['address']] + list(sans))),
                       'extraArgs': _extra_args(conf, conf['extra_args']['apiServer'])},
-        'controllerManager': {'extraArgs': _extra_args(conf, conf['extra_args']['controllerManager'])},
-        'scheduler': {'extraArgs': _extra_args(conf, conf['extra_args']['scheduler'])},
+        'controllerManager': {'extraArgs': _extra_args(conf, _elected(conf, 'controllerManager'))},
+        'scheduler': {'extraArgs': _extra_args(conf, _elected(conf, 'scheduler'))},
     }
     if conf['coredns_tag']:
         cluster['dns'] = {'imageTag': conf['coredns_tag']}
