@@ -7,8 +7,9 @@ A loop's own message is Ansible's "All items completed" (or "One or more items
 failed"): the cause is in its first item that failed or could not reach its host, which
 is named (the delegated host, else the item's label). A command's stderr ends the
 message, without the warnings it printed first (kubeadm's ``[WARNING ...]``, Go's ``W1128
-...`` log lines): from its first line that says ``error`` when one does. Used by the lifecycle playbooks' rescue (filter ``failure_reason``) and by the
-API's executor for a run that ended without recording its failure.
+...`` log lines): from its first line that says ``error`` when one does. Used by the
+lifecycle playbooks' rescue (filter ``failure_reason``) and by the API's executor for a
+run that ended without recording its failure.
 """
 
 from __future__ import absolute_import, division, print_function

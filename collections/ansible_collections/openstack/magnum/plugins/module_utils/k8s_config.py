@@ -176,6 +176,13 @@ def pod_network(cluster, template):
     return _network((cluster.get('labels') or {}).get(label) or DEFAULT_POD_CIDR, label)
 
 
+def _default_flag(args, flag, value):
+    """Add ``flag`` (name/value pairs ``args``) unless a ``*_options`` label set it: the
+    label's own flag wins."""
+    if not any(a['name'] == flag for a in args):
+        args.append({'name': flag, 'value': str(value)})
+
+
 def settings(cluster, template, addon_images=None, provider=None):
     """The Kubernetes settings of a cluster, from its labels and template, with the
     driver's defaults; ``addon_images`` (name -> image, the role's defaults) as the
@@ -203,8 +210,8 @@ def settings(cluster, template, addon_images=None, provider=None):
              _node_subnet_length(labels, network_driver, pod_cidr)),
             ('apiServer', 'enable-admission-plugins',
              labels.get('admission_control_list', '').replace(' ', ''))):
-        if value and not any(a['name'] == flag for a in extra_args[component]):
-            extra_args[component].append({'name': flag, 'value': str(value)})
+        if value:
+            _default_flag(extra_args[component], flag, value)
     keystone_auth = labels_mod.to_bool(labels.get('keystone_auth_enabled'))
     authz_api = keystone_authz_api(minor) if keystone_auth else None
     own = set(a['name'] for a in extra_args['apiServer'])
@@ -214,12 +221,10 @@ def settings(cluster, template, addon_images=None, provider=None):
         # Unless the kubeapi_options' own authorization stands.
         flags.append(('authorization-config', KEYSTONE_AUTHZ_CONFIG))
     for flag, value in flags if keystone_auth else ():
-        if flag not in own:
-            extra_args['apiServer'].append({'name': flag, 'value': value})
+        _default_flag(extra_args['apiServer'], flag, value)
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
-    if provider == 'openstack' and labels_mod.to_bool(labels.get('cloud_provider_enabled')) \
-            and not any(a['name'] == 'cloud-provider' for a in extra_args['kubelet']):
-        extra_args['kubelet'].append({'name': 'cloud-provider', 'value': 'external'})
+    if provider == 'openstack' and labels_mod.to_bool(labels.get('cloud_provider_enabled')):
+        _default_flag(extra_args['kubelet'], 'cloud-provider', 'external')
     return {
         'cluster_uuid': cluster.get('uuid'),
         'project_id': cluster.get('project_id'),
@@ -361,10 +366,8 @@ def _elected(conf, component):
     Kubernetes' own (a 10 s renew deadline, 5 s a request) a slow master's components
     lose their lease to their own API server's slowness and restart over and over."""
     args = list(conf['extra_args'][component])
-    own = set(a['name'] for a in args)
     for name, value in sorted((conf.get('leader_election') or {}).items()):
-        if 'leader-elect-' + name not in own:
-            args.append({'name': 'leader-elect-' + name, 'value': str(value)})
+        _default_flag(args, 'leader-elect-' + name, value)
     return args
 
 
