@@ -39,12 +39,15 @@ def on_node(name, *argv, check=True):
 
 
 def node_names(uuid, role):
+    """The cluster's node containers of a role (master, worker), by the provider's labels."""
     found = []
     for cid in docker_ls('container', uuid):
-        name = subprocess.run(['docker', 'inspect', '-f', '{{.Name}}', cid], check=True,
-                              capture_output=True, text=True).stdout.strip().lstrip('/')
-        if ('-master-' in name) == (role == 'master') and '-lb' not in name:
-            found.append(name)
+        name, kind = subprocess.run(
+            ['docker', 'inspect', '-f',
+             '{{.Name}} {{index .Config.Labels "magnum.openstack.org/role"}}', cid],
+            check=True, capture_output=True, text=True).stdout.split()
+        if (kind == 'master') == (role == 'master') and kind != 'lb':
+            found.append(name.lstrip('/'))
     return sorted(found)
 
 
@@ -84,7 +87,9 @@ def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms
         assert 'MAGNUM_MESOS_ARTIFACTS' in cluster['status_reason'], cluster['status_reason']
         assert 'Apache retired Mesos' in cluster['status_reason']
         masters = node_names(uuid, 'master')
-        assert len(masters) == 3 and len(node_names(uuid, 'worker')) == 1
+        assert len(masters) == 3 and len(node_names(uuid, 'worker')) == 1, subprocess.run(
+            ['docker', 'ps', '-a', '--format', '{{.Names}} {{.Status}} {{.Labels}}'],
+            capture_output=True, text=True).stdout
         for master in masters:   # the node image's Debian default: no ensemble configured
             cfg = on_node(master, 'cat', '/etc/zookeeper/conf/zoo.cfg', check=False).stdout
             assert 'server.1=' not in cfg
