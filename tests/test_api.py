@@ -63,6 +63,13 @@ def test_versions_and_headers(client):
     assert root['versions'][0]['max_version'] == '1.14'
     v1 = client.get('/v1/')
     assert v1.json['id'] == 'v1' and 'clustertemplates' in v1.json
+    host = 'http://localhost/'
+    assert v1.json['clusters'] == [{'href': host + 'v1/clusters/', 'rel': 'self'},
+                                   {'href': host + 'clusters/', 'rel': 'bookmark'}]
+    # node groups are a cluster's: Magnum's link names the cluster placeholder
+    assert v1.json['nodegroups'] == [
+        {'href': host + 'v1/clusters/{cluster_id}/nodegroups', 'rel': 'self'},
+        {'href': host + 'clusters/{cluster_id}/nodegroups', 'rel': 'bookmark'}]
     assert v1.headers['OpenStack-API-Minimum-Version'] == \
         'container-infrastructure-management 1.1'
     assert v1.headers['OpenStack-API-Maximum-Version'] == \

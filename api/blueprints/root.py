@@ -8,6 +8,8 @@ bp = Blueprint('root', __name__)
 
 RESOURCES = ('clustertemplates', 'clusters', 'quotas', 'certificates', 'mservices', 'stats',
              'federations', 'nodegroups', 'credentials')
+# Node groups live under their cluster: Magnum's links carry the placeholder as it writes it.
+RESOURCE_PATHS = {'nodegroups': 'clusters/{cluster_id}/nodegroups'}
 
 
 @bp.get('/')
@@ -36,8 +38,10 @@ def v1():
                    'type': 'text/html', 'rel': 'describedby'}],
     }
     for name in RESOURCES:
-        data[name] = [{'href': '%sv1/%s/' % (base, name), 'rel': 'self'},
-                      {'href': '%s%s/' % (base, name), 'rel': 'bookmark'}]
+        data[name] = [{'href': '%sv1/%s' % (base, RESOURCE_PATHS.get(name, name + '/')),
+                       'rel': 'self'},
+                      {'href': '%s%s' % (base, RESOURCE_PATHS.get(name, name + '/')),
+                       'rel': 'bookmark'}]
     return jsonify(data)
 
 
