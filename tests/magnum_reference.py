@@ -46,6 +46,12 @@ def request_set():
         for query in ('limit=0', 'limit=-1', 'limit=abc', 'sort_dir=sideways',
                       'sort_key=nothing', 'marker=nope', 'marker=' + UUID):
             add('%s ?%s' % (collection, query), 'GET', '/v1/%s?%s' % (collection, query))
+    # query arguments a call does not take (WSME's 400, checked before any lookup)
+    for path in ('clusters?foo=bar', 'clusters?all_tenants=1', 'clusters/detail?foo=1',
+                 'clustertemplates?foo=1', 'federations?foo=1', 'clusters/nope?foo=1',
+                 'clusters/nope/nodegroups?foo=1', 'certificates/nope?foo=1',
+                 'quotas?foo=1', 'stats?foo=1'):
+        add('unknown argument: ' + path, 'GET', '/v1/' + path, mv('1.9'))
     # one record that is not there
     for collection in ('clusters', 'clustertemplates', 'federations'):
         for ident in ('nope', UUID):

@@ -4,7 +4,7 @@ from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api.blueprints import collection_needs_ident
-from api import policy, views
+from api import policy, query_args, views
 from api.core import errors, lifecycle
 
 bp = Blueprint('certificates', __name__, url_prefix='/v1/certificates')
@@ -26,6 +26,7 @@ def _ca_cert_type(value):
 
 
 @bp.get('/<ident>')
+@query_args.takes('ca_cert_type')
 def show(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)

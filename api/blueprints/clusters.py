@@ -4,7 +4,7 @@ from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api.blueprints import collection_needs_ident
-from api import credentials, jsonpatch, microversion, paging, policy, views
+from api import credentials, jsonpatch, microversion, paging, policy, query_args, views
 from api.core import errors, fields, jobs, labels, lifecycle
 
 bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
@@ -44,16 +44,19 @@ def _list(expand):
 
 @bp.get('')
 @bp.get('/')
+@query_args.takes(*query_args.PAGE)
 def list_clusters():
     return _list(expand=False)
 
 
 @bp.get('/detail')
+@query_args.takes(*query_args.PAGE)
 def detail():
     return _list(expand=True)
 
 
 @bp.get('/<ident>')
+@query_args.takes()
 def show(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)

@@ -4,7 +4,7 @@ from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api.blueprints import collection_needs_ident
-from api import jsonpatch, paging, policy, views
+from api import jsonpatch, paging, policy, query_args, views
 from api.core import errors, fields, lifecycle
 
 bp = Blueprint('clustertemplates', __name__, url_prefix='/v1/clustertemplates')
@@ -20,6 +20,7 @@ NON_REMOVABLE = ('/cluster_distro', '/coe', '/external_network_id', '/hidden', '
 @bp.get('')
 @bp.get('/')
 @bp.get('/detail')
+@query_args.takes(*query_args.PAGE)
 def list_templates():
     policy.authorize('clustertemplate:detail' if request.path.endswith('/detail')
                      else 'clustertemplate:get_all')
@@ -28,6 +29,7 @@ def list_templates():
 
 
 @bp.get('/<ident>')
+@query_args.takes()
 def show(ident):
     template = lifecycle.get_template(ctx.store(), ident, g.scope)
     if not template['public']:  # a public template is everyone's to read (Magnum)

@@ -4,7 +4,7 @@ from flask import Blueprint, g, jsonify
 
 from api import app as ctx
 from api.blueprints import collection_needs_ident
-from api import jsonpatch, paging, policy, views
+from api import jsonpatch, paging, policy, query_args, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('federations', __name__, url_prefix='/v1/federations')
@@ -23,16 +23,19 @@ def _list(expand):
 
 @bp.get('')
 @bp.get('/')
+@query_args.takes(*query_args.PAGE)
 def list_federations():
     return _list(False)
 
 
 @bp.get('/detail')
+@query_args.takes(*query_args.PAGE)
 def detail():
     return _list(True)
 
 
 @bp.get('/<ident>')
+@query_args.takes()
 def show(ident):
     federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
     policy.authorize_on('federation:get', federation)

@@ -3,7 +3,7 @@
 from flask import Blueprint, jsonify
 
 from api import app as ctx
-from api import policy
+from api import policy, query_args
 from api.core import jobs
 
 bp = Blueprint('mservices', __name__, url_prefix='/v1/mservices')
@@ -11,6 +11,7 @@ bp = Blueprint('mservices', __name__, url_prefix='/v1/mservices')
 
 @bp.get('')
 @bp.get('/')
+@query_args.takes()
 def list_services():
     policy.authorize('magnum-service:get_all')
     services = jobs.Jobs(ctx.store()).services()

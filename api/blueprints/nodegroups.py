@@ -4,7 +4,7 @@ from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api.blueprints import collection_needs_ident
-from api import jsonpatch, microversion, paging, policy, views
+from api import jsonpatch, microversion, paging, policy, query_args, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('nodegroups', __name__, url_prefix='/v1/clusters/<cluster_ident>/nodegroups')
@@ -42,11 +42,13 @@ def _list(cluster_ident, expand):
 
 @bp.get('')
 @bp.get('/')
+@query_args.takes('role', *query_args.PAGE)
 def list_nodegroups(cluster_ident):
     return _list(cluster_ident, expand=False)
 
 
 @bp.get('/<ident>')
+@query_args.takes()
 def show(cluster_ident, ident):
     cluster = _cluster(cluster_ident, 'nodegroup:get')
     group = lifecycle.get_nodegroup(ctx.store(), cluster, ident)

@@ -4,7 +4,7 @@ from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
 from api.blueprints import collection_needs_ident
-from api import paging, policy, views
+from api import paging, policy, query_args, views
 from api.core import errors, fields, model
 
 bp = Blueprint('quotas', __name__, url_prefix='/v1/quotas')
@@ -13,6 +13,7 @@ collection_needs_ident(bp, 'project_id')
 
 @bp.get('')
 @bp.get('/')
+@query_args.takes('all_tenants', *query_args.PAGE)
 def list_quotas():
     page = paging.params(uuid_marker=False)
     all_tenants = request.args.get('all_tenants', '').lower() in ('1', 'true', 'yes')
@@ -28,6 +29,7 @@ def list_quotas():
 
 
 @bp.get('/<project_id>/<resource>')
+@query_args.takes()
 def show(project_id, resource):
     policy.authorize('quota:get', {'project_id': g.scope.project_id})
     if not g.scope.is_admin and project_id != g.scope.project_id:

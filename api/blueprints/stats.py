@@ -3,7 +3,7 @@
 from flask import Blueprint, g, jsonify, request
 
 from api import app as ctx
-from api import policy
+from api import policy, query_args
 from api.core import errors, lifecycle
 
 bp = Blueprint('stats', __name__, url_prefix='/v1/stats')
@@ -11,6 +11,7 @@ bp = Blueprint('stats', __name__, url_prefix='/v1/stats')
 
 @bp.get('')
 @bp.get('/')
+@query_args.takes('project_id', 'type')
 def stats():
     # As Magnum: no microversion asked (it says 1.4, it checks none); the policy, then
     # the type, then another project's stats for an admin only.
