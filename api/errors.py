@@ -2,8 +2,9 @@
 
 import logging
 
-from flask import g, jsonify
+from flask import g, jsonify, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.http import HTTP_STATUS_CODES
 
 from api.core import errors
 from api.microversion import NotAcceptable
@@ -26,11 +27,34 @@ def respond(status, detail):
     return resp
 
 
-def bare(status):
-    """The body pecan's own aborts get from Magnum's error middleware: no words at all
-    (an unknown path, a method the path has not, a version header it cannot read)."""
-    return {'errors': [{'request_id': '', 'code': '', 'status': status, 'title': '',
-                        'detail': '', 'links': []}]}
+def wants_json():
+    """Whether pecan/webob would render its own error as JSON: ``application/json``
+    preferred to ``text/html`` by the Accept header (python-magnumclient and
+    openstacksdk send it; curl's ``*/*`` gets HTML, which Magnum's middleware cannot
+    read, hence an answer without words)."""
+    accept = request.accept_mimetypes
+    return accept.quality('application/json') > accept.quality('text/html')
+
+
+def framework(status, detail=''):
+    """The body of an error raised by Magnum's framework rather than its code (an unknown
+    path, a method the path has not, a version header it cannot read or a method the
+    version has not): the HTTP title and the words when the client accepts JSON, none
+    otherwise."""
+    words = wants_json()
+    return {'errors': [{'request_id': '', 'code': '', 'status': status,
+                        'title': HTTP_STATUS_CODES[status] if words else '',
+                        'detail': detail if words else '', 'links': []}]}
+
+
+def unsupported_version(exc):
+    """Magnum's microversion-unsupported body; it carries the words as ``description``
+    when the client accepts JSON."""
+    error = dict(exc.body['errors'][0])
+    if wants_json():
+        error = dict([('code', error['code']), ('title', error['title']),
+                      ('description', exc.detail)], **error)
+    return {'errors': [error]}
 
 
 def register(app):
@@ -40,7 +64,7 @@ def register(app):
 
     @app.errorhandler(NotAcceptable)
     def not_acceptable(exc):
-        resp = jsonify(exc.body or bare(406))
+        resp = jsonify(unsupported_version(exc) if exc.body else framework(406, exc.detail))
         resp.status_code = 406
         return resp
 
@@ -48,7 +72,7 @@ def register(app):
     def http_error(exc):
         if exc.code in (404, 405):   # routing's: Magnum (pecan) answers these bare
             g.version_headers = False
-            resp = jsonify(bare(exc.code))
+            resp = jsonify(framework(exc.code))
             resp.status_code = exc.code
             if exc.code == 405 and getattr(exc, 'valid_methods', None):
                 resp.headers['Allow'] = ', '.join(sorted(exc.valid_methods))

@@ -15,23 +15,39 @@ def fmt(version):
 
 class NotAcceptable(Exception):
     """A 406: Magnum's microversion-unsupported body (with the version headers, the
-    requested version echoed), or - ``body`` None - the bare 406 pecan answers for a
-    header it cannot read or a method the version does not have (no version headers)."""
+    requested version echoed), or - ``body`` None - the 406 pecan answers for a header
+    it cannot read or a method the version does not have (no version headers). ``detail``:
+    Magnum's words, which its answer carries when the client accepts JSON."""
 
-    def __init__(self, body=None):
-        super().__init__('microversion not acceptable')
+    def __init__(self, detail, body=None):
+        super().__init__(detail)
+        self.detail = detail
         self.body = body
 
 
-def _unsupported():
-    """Magnum's HTTPNotAcceptableAPIVersion body: these keys, in this order, no detail."""
-    return {'errors': [{
+RANGE = '[%s %s, %s %s]' % (SERVICE, '%d.%d' % MIN_VERSION, SERVICE, '%d.%d' % MAX_VERSION)
+
+
+def _unsupported(version):
+    """Magnum's HTTPNotAcceptableAPIVersion body: these keys, in this order; the
+    ``description`` is added when the client accepts JSON (api.errors)."""
+    if version[0] != MIN_VERSION[0]:
+        detail = ("Mutually exclusive versions requested. Version %s requested but not "
+                  "supported by this service.The supported version range is: %s."
+                  % (fmt(version), RANGE))
+    else:
+        detail = ("Version %s was requested but the minor version is not supported by "
+                  "this service. The supported version range is: %s." % (fmt(version), RANGE))
+    return NotAcceptable(detail, {'errors': [{
         'max_version': fmt(MAX_VERSION), 'min_version': fmt(MIN_VERSION),
         'code': 'magnum.microversion-unsupported',
         'links': [{'rel': 'help',
                    'href': 'http://docs.openstack.org/api-guide/compute/microversions.html'}],
         'title': 'Requested microversion is unsupported',
-    }]}
+    }]})
+
+
+BAD_SERVICE = "Invalid service type for %s header" % HEADER
 
 
 def parse(header_value):
@@ -42,18 +58,18 @@ def parse(header_value):
         return MIN_VERSION
     words = header_value.split()
     if len(words) != 2:
-        raise NotAcceptable()
+        raise NotAcceptable(BAD_SERVICE)
     service, version = words
     if version.lower() == 'latest':
         return MAX_VERSION
     if service not in ALIASES:
-        raise NotAcceptable()
+        raise NotAcceptable(BAD_SERVICE)
     try:
         numbers = tuple(int(part) for part in version.split('.'))
     except ValueError:
         numbers = ()
     if len(numbers) != 2:
-        raise NotAcceptable()
+        raise NotAcceptable("Invalid value for %s header" % HEADER)
     return numbers
 
 
@@ -65,7 +81,7 @@ def negotiate():
         g.version_headers = False
         raise
     if g.version[0] != MIN_VERSION[0] or not MIN_VERSION <= g.version <= MAX_VERSION:
-        raise NotAcceptable(_unsupported())
+        raise _unsupported(g.version)
     return None
 
 
@@ -79,8 +95,10 @@ def add_headers(response):
     return response
 
 
-def require(minimum):
-    """A method Magnum has only from ``minimum`` on: below it, pecan's bare 406."""
+def require(minimum, api):
+    """A method Magnum has only from ``minimum`` on: below it, pecan's 406 naming the
+    method (``api``: Magnum's controller method, get_all, resize, ...)."""
     if g.version < minimum:
         g.version_headers = False
-        raise NotAcceptable()
+        raise NotAcceptable("Version %s was requested but the requested API %s is not "
+                            "supported for this version." % (fmt(g.version), api))

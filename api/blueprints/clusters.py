@@ -140,7 +140,7 @@ def delete(ident):
 
 @bp.post('/<ident>/actions/resize')
 def resize(ident):
-    microversion.require((1, 7))
+    microversion.require((1, 7), 'resize')
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     policy.authorize_on('cluster:resize', cluster)
@@ -164,7 +164,7 @@ def resize(ident):
 
 @bp.post('/<ident>/actions/upgrade')
 def upgrade(ident):
-    microversion.require((1, 7))
+    microversion.require((1, 7), 'upgrade')
     if g.version < (1, 8):
         raise errors.NotSupported("Cluster upgrade is not supported in the provided "
                                   "microversion.")

@@ -17,7 +17,7 @@ ROTATABLE = tuple(s for s in states.COMPLETE if s != states.DELETE_COMPLETE) + (
 def rotate(ident):
     """A new application credential of the caller becomes the cluster's; the old one is
     revoked as soon as no job of the cluster uses it (a running job keeps its own)."""
-    microversion.require((1, 12))
+    microversion.require((1, 12), 'patch')
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     policy.authorize_on('credential:rotate', cluster)
