@@ -5,6 +5,7 @@ import logging
 import urllib.parse
 
 from flask import Flask, current_app, g, request
+from werkzeug.exceptions import MethodNotAllowed
 
 from api import cloud_connections, context, credentials, errors, limits, microversion, policy
 from api.blueprints import (certificates, clusters, clustertemplates, credentials as creds,
@@ -38,6 +39,8 @@ def create_app(settings=None):
 
     @app.before_request
     def _before():
+        if request.method == 'HEAD' and request.path != '/healthcheck':
+            raise MethodNotAllowed()   # pecan answers HEAD nowhere (Flask would, as GET)
         if '\x00' in request.path or any('\x00' in key + value for key, value
                                          in request.args.items(multi=True)):
             raise errors_mod.Invalid("Invalid request: the URL holds a NUL character.")

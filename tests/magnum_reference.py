@@ -136,6 +136,20 @@ def request_set():
     add('quota create: bad resource', 'POST', '/v1/quotas', dict(ADMIN, **mv('1.9')),
         {'project_id': 'p1', 'resource': 'Pods', 'hard_limit': 5})
     add('mservices as member', 'GET', '/v1/mservices')
+    add('mservices detail', 'GET', '/v1/mservices/detail', ADMIN)
+    for path in ('/', '/v1/', '/v1/clusters', '/v1/clusters/c1', '/v1/clustertemplates/tpl'):
+        add('HEAD ' + path, 'HEAD', path)
+    add('mservices record', 'GET', '/v1/mservices/1', ADMIN)
+    add('quota of an unknown resource', 'GET', '/v1/quotas/p1/Pods', mv('1.9'))
+    add('quota delete: not there', 'DELETE', '/v1/quotas/p1/Cluster', dict(ADMIN, **mv('1.9')))
+    add('quota update: not there', 'PATCH', '/v1/quotas/p1/Cluster', dict(ADMIN, **mv('1.9')),
+        {'project_id': 'p1', 'resource': 'Cluster', 'hard_limit': 5})
+    add('sign for a missing cluster', 'POST', '/v1/certificates',
+        body={'cluster_uuid': UUID, 'csr': 'x'})
+    add('resize {} of a missing cluster', 'POST', '/v1/clusters/nope/actions/resize',
+        mv('1.7'), {})
+    for collection in ('clusters', 'clustertemplates'):
+        add('next link of %s detail' % collection, 'GET', '/v1/%s/detail?limit=1' % collection)
     # methods not allowed
     add('PUT a collection', 'PUT', '/v1/clusters', body={}, any_accept=True)
     add('POST a record', 'POST', '/v1/clusters/nope', body={})
@@ -197,6 +211,8 @@ def answer(resp):
                         'description': error.get('description')}
     else:
         out['shape'] = shape(body)
+    if isinstance(body, dict) and isinstance(body.get('next'), str):
+        out['next'] = re.sub(r'^https?://[^/]+', '', body['next'])
     return out
 
 

@@ -46,7 +46,10 @@ def sign():
             raise errors.Invalid("Invalid input for field/attribute %s. Value: None. "
                                  "Mandatory field missing." % field)
     store = ctx.store()
-    cluster = lifecycle.get_cluster(store, data['cluster_uuid'], g.scope)
+    try:
+        cluster = lifecycle.get_cluster(store, data['cluster_uuid'], g.scope)
+    except errors.NotFound as missing:   # Magnum's: a 404 is no answer to a POST
+        raise errors.Invalid(str(missing))
     policy.authorize_on('certificate:create', cluster)
     if not isinstance(data['csr'], str):
         raise errors.Invalid("Invalid input for field/attribute csr. Value: %r. Wrong type. "

@@ -5,7 +5,7 @@ from flask import Blueprint, g, jsonify, request
 from api import app as ctx
 from api.blueprints import collection_needs_ident
 from api import credentials, jsonpatch, microversion, paging, policy, query_args, views
-from api.core import errors, fields, jobs, labels, lifecycle
+from api.core import errors, fields, jobs, labels, lifecycle, model
 
 bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
 collection_needs_ident(bp, 'cluster_ident')
@@ -141,20 +141,23 @@ def delete(ident):
 @bp.post('/<ident>/actions/resize')
 def resize(ident):
     microversion.require((1, 7), 'resize')
-    store = ctx.store()
-    cluster = lifecycle.get_cluster(store, ident, g.scope)
-    policy.authorize_on('cluster:resize', cluster)
+    # The body first, as Magnum's WSME reads it before the cluster is looked up
     data = ctx.body('cluster_resize_req')
     unknown = set(data) - {'node_count', 'nodes_to_remove', 'nodegroup'}
     if unknown:
         raise errors.Invalid("Unknown attribute for argument cluster: %s"
                              % ', '.join(sorted(unknown)))
+    if data.get('node_count') is None:
+        raise model.mandatory_missing('node_count')
     node_count = fields.coerce(fields.CLUSTER, 'node_count', data.get('node_count'))
-    _check_node_count(node_count)
     nodes_to_remove = data.get('nodes_to_remove') or []
     if not isinstance(nodes_to_remove, list) or not all(
             isinstance(node, str) for node in nodes_to_remove):
         raise errors.Invalid("nodes_to_remove must be a list of node ids or names.")
+    store = ctx.store()
+    cluster = lifecycle.get_cluster(store, ident, g.scope)
+    policy.authorize_on('cluster:resize', cluster)
+    _check_node_count(node_count)
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         cluster, group = lifecycle.start_resize(store, cluster, node_count,
                                                 data.get('nodegroup'), nodes_to_remove)

@@ -22,10 +22,11 @@ NON_REMOVABLE = ('/cluster_distro', '/coe', '/external_network_id', '/hidden', '
 @bp.get('/detail')
 @query_args.takes(*query_args.PAGE)
 def list_templates():
-    policy.authorize('clustertemplate:detail' if request.path.endswith('/detail')
-                     else 'clustertemplate:get_all')
+    detail = request.path.endswith('/detail')
+    policy.authorize('clustertemplate:detail' if detail else 'clustertemplate:get_all')
     return paging.listing(ctx.store(), 'cluster_template', 'clustertemplates', views.template,
-                          scope=g.scope.owned_or_public)
+                          scope=g.scope.owned_or_public,
+                          path='clustertemplates' + ('/detail' if detail else ''))
 
 
 @bp.get('/<ident>')

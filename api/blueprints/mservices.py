@@ -1,6 +1,7 @@
 """/v1/mservices (admin): the processes that run jobs, as magnum-conductor services."""
 
 from flask import Blueprint, jsonify
+from werkzeug.exceptions import MethodNotAllowed
 
 from api import app as ctx
 from api import policy, query_args
@@ -20,3 +21,9 @@ def list_services():
         'report_count': s['report_count'], 'disabled': bool(s['disabled']),
         'disabled_reason': s['disabled_reason'], 'created_at': s['created_at'],
         'updated_at': s['updated_at']} for s in services]})
+
+
+@bp.route('/<path:anything>', methods=['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+def no_record(anything):
+    """Magnum has no service record to show, nor a detail list: pecan's 405."""
+    raise MethodNotAllowed()

@@ -248,6 +248,12 @@ MIGRATIONS = (
 MODIFY_ATTEMPTS = 60
 
 
+def _quota_not_found(project_id, resource):
+    """Magnum's QuotaNotFound, word for word."""
+    return NotFound("Quota could not be found: project_id %s resource %s."
+                    % (project_id, resource))
+
+
 class Store(object):
     """Data access for every resource. Construct once per process."""
 
@@ -659,8 +665,7 @@ class Store(object):
         if row is None:
             if missing_ok:
                 return None
-            raise NotFound("Quota could not be found for project %s and resource %s."
-                           % (project_id, resource))
+            raise _quota_not_found(project_id, resource)
         return dict(row._mapping)
 
     def quotas(self, project_id=None, limit=None, marker=None, sort_key='id', sort_dir='asc'):
@@ -698,8 +703,7 @@ class Store(object):
                     created_at=utcnow()))
             else:
                 if existing is None:
-                    raise NotFound("Quota could not be found for project %s and resource %s."
-                                   % (project_id, resource))
+                    raise _quota_not_found(project_id, resource)
                 conn.execute(table.update().where(table.c.id == existing['id']).values(
                     hard_limit=hard_limit, updated_at=utcnow()))
             return self.quota(project_id, resource, conn=conn)
