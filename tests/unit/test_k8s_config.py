@@ -6,10 +6,14 @@ import pathlib
 import tarfile
 
 import pytest
+import yaml
 
 from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s, registries
 from ansible_collections.openstack.magnum.plugins.module_utils import k8s_node
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+ROLE_DEFAULTS = (pathlib.Path(__file__).resolve().parents[2] / 'collections' / 'ansible_collections'
+                 / 'openstack' / 'magnum' / 'roles' / 'kubernetes' / 'defaults' / 'main.yml')
 
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
 CALICO = dict(TEMPLATE, network_driver='calico')
@@ -829,21 +833,32 @@ def test_an_offline_containerd_release_is_taken_or_named_missing(tmp_path):
     assert 'BinaryName' not in k8s.containerd_config(conf())
 
 
-def test_the_leader_election_timing_reaches_the_controller_manager_and_scheduler():
-    election = {'lease-duration': '60s', 'renew-deadline': '40s', 'retry-period': '5s'}
+def test_the_roles_component_flags_reach_the_control_plane_unless_a_label_sets_them():
+    defaults = yaml.safe_load(ROLE_DEFAULTS.read_text())['kubernetes_component_flags']
     c = dict(conf(kube_tag='v1.36.2',
-                  kubescheduler_options='--leader-elect-lease-duration=90s --v=2'),
-             leader_election=election)
+                  kubescheduler_options='--leader-elect-lease-duration=90s --v=2',
+                  kubeapi_options='--etcd-healthcheck-timeout=4s'),
+             component_flags=defaults)
     cluster = k8s.kubeadm_init(c, MASTER, '10.0.0.5')[1]
-    manager = dict((a['name'], a['value']) for a in cluster['controllerManager']['extraArgs'])
-    scheduler = dict((a['name'], a['value']) for a in cluster['scheduler']['extraArgs'])
-    assert manager['leader-elect-lease-duration'] == '60s'
-    assert manager['leader-elect-renew-deadline'] == '40s'
-    assert manager['leader-elect-retry-period'] == '5s'
+
+    def flags(part):
+        return dict((a['name'], a['value']) for a in part['extraArgs'])
+    manager, scheduler = flags(cluster['controllerManager']), flags(cluster['scheduler'])
+    assert (manager['leader-elect-lease-duration'], manager['leader-elect-renew-deadline'],
+            manager['leader-elect-retry-period']) == ('60s', '40s', '5s')
     # a *_options label's own flag wins, the others still come
     assert scheduler['leader-elect-lease-duration'] == '90s' and scheduler['v'] == '2'
     assert scheduler['leader-elect-renew-deadline'] == '40s'
+    assert flags(cluster['apiServer'])['etcd-healthcheck-timeout'] == '4s'
+    assert flags(cluster['etcd']['local']) == {'heartbeat-interval': '500',
+                                               'election-timeout': '5000'}
+    # the older kubeadm API takes them as a mapping
+    old = k8s.kubeadm_init(dict(conf(kube_tag='v1.30.0'), component_flags=defaults), MASTER,
+                           '10.0.0.5')[1]
+    assert old['etcd']['local']['extraArgs']['election-timeout'] == '5000'
+    assert old['apiServer']['extraArgs']['etcd-healthcheck-timeout'] == '10s'
     # without the role's setting, Kubernetes' own
     plain = k8s.kubeadm_init(conf(kube_tag='v1.36.2'), MASTER, '10.0.0.5')[1]
+    assert 'etcd' not in plain
     assert not [a for a in plain['controllerManager']['extraArgs']
                 if a['name'].startswith('leader-elect')]

@@ -359,15 +359,14 @@ def _extra_args(conf, args):
     return list(args)
 
 
-def _elected(conf, component):
-    """The flags of ``component`` (controller manager, scheduler) with the role's leader
-    election timing (``leader_election``: lease-duration, renew-deadline, retry-period;
-    kubernetes_leader_election) where its ``*_options`` label does not set them: with
-    Kubernetes' own (a 10 s renew deadline, 5 s a request) a slow master's components
-    lose their lease to their own API server's slowness and restart over and over."""
-    args = list(conf['extra_args'][component])
-    for name, value in sorted((conf.get('leader_election') or {}).items()):
-        _default_flag(args, 'leader-elect-' + name, value)
+def _flags(conf, component):
+    """The flags of a control-plane ``component`` (apiServer, controllerManager, scheduler,
+    etcd): its ``*_options`` label's, then the role's own for it (``component_flags``;
+    kubernetes_component_flags) where the label does not set them - timing that a slow
+    master keeps (leader election, etcd's health check and heartbeat)."""
+    args = list(conf['extra_args'].get(component) or [])
+    for name, value in sorted(((conf.get('component_flags') or {}).get(component) or {}).items()):
+        _default_flag(args, name, value)
     return args
 
 
@@ -401,10 +400,12 @@ def kubeadm_init(conf, node, endpoint_host, sans=()):
         'networking': {'podSubnet': conf['pod_cidr'], 'serviceSubnet': conf['service_cidr'],
                        'dnsDomain': conf['dns_domain']},
         'apiServer': {'certSANs': sorted(set([endpoint_host, node['address']] + list(sans))),
-                      'extraArgs': _extra_args(conf, conf['extra_args']['apiServer'])},
-        'controllerManager': {'extraArgs': _extra_args(conf, _elected(conf, 'controllerManager'))},
-        'scheduler': {'extraArgs': _extra_args(conf, _elected(conf, 'scheduler'))},
+                      'extraArgs': _extra_args(conf, _flags(conf, 'apiServer'))},
+        'controllerManager': {'extraArgs': _extra_args(conf, _flags(conf, 'controllerManager'))},
+        'scheduler': {'extraArgs': _extra_args(conf, _flags(conf, 'scheduler'))},
     }
+    if _flags(conf, 'etcd'):
+        cluster['etcd'] = {'local': {'extraArgs': _extra_args(conf, _flags(conf, 'etcd'))}}
     if conf['coredns_tag']:
         cluster['dns'] = {'imageTag': conf['coredns_tag']}
     if conf.get('keystone_auth'):
