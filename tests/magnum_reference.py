@@ -144,6 +144,7 @@ def request_set():
     add('quota delete: not there', 'DELETE', '/v1/quotas/p1/Cluster', dict(ADMIN, **mv('1.9')))
     add('quota update: not there', 'PATCH', '/v1/quotas/p1/Cluster', dict(ADMIN, **mv('1.9')),
         {'project_id': 'p1', 'resource': 'Cluster', 'hard_limit': 5})
+    add('sign with an empty body', 'POST', '/v1/certificates', body={})
     add('sign for a missing cluster', 'POST', '/v1/certificates',
         body={'cluster_uuid': UUID, 'csr': 'x'})
     add('resize {} of a missing cluster', 'POST', '/v1/clusters/nope/actions/resize',

@@ -40,6 +40,8 @@ DELIBERATE = {
                                  "given 'perhaps'; this API answers 400 naming the field.",
     'template create: list body': "Magnum answers 500 ('list' object has no attribute "
                                   "'keys'); this API answers 400: a JSON object is expected.",
+    'sign with an empty body': "Magnum answers 500 ('Cannot convert Unset to primitive'); "
+                               "this API answers 400 naming the missing cluster_uuid.",
     'POST a record': "Magnum answers 400 quoting a Python TypeError of its own "
                      "(Cluster.__init__() takes 1 positional argument); this API answers "
                      "405, as for every method a path has not.",
