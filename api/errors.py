@@ -1,6 +1,7 @@
 """Magnum's error body for every failure, and the handlers that produce it."""
 
 import logging
+import re
 
 from flask import g, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -15,8 +16,16 @@ INTERNAL_ERROR = ('The server has either erred or is incapable of performing the
                   'operation.')
 
 
+def title_of(detail):
+    """The first sentence of ``detail``: up to a full stop that ends a sentence (followed by
+    a space or the end), not one inside a value - an address, a version, a file name. The
+    `openstack coe` client shows the title alone. Magnum cuts at the first '.', the same
+    place for each of its own messages."""
+    return re.split(r'\.(?:\s|$)', detail, maxsplit=1)[0] if detail else ''
+
+
 def body(status, detail):
-    title = detail.split('.')[0] if detail else ''
+    title = title_of(detail)
     return {'errors': [{'request_id': '', 'code': 'client' if status < 500 else 'server',
                         'status': status, 'title': title, 'detail': detail, 'links': []}]}
 

@@ -298,8 +298,8 @@ def check_resize(cluster, nodegroup, node_count, nodes_to_remove):
                                      (node.get('id') or '')[:12]) if v)
         unknown = [n for n in nodes_to_remove if n not in names]
         if unknown:
-            raise Invalid("nodes_to_remove names nodes that are not in the node group %s: %s. "
-                          "Its nodes: %s." % (nodegroup['name'], ', '.join(unknown), ', '.join(
+            raise Invalid("nodes_to_remove names nodes that are not in the node group %s: %s "
+                          "(its nodes: %s)." % (nodegroup['name'], ', '.join(unknown), ', '.join(
                               sorted(n['name'] for n in known if n.get('name')))))
 
 
