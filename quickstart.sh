@@ -7,9 +7,14 @@
 # Running it again reuses what exists (the cluster it made is found by the uuid it
 # recorded in .run/, whatever other clusters are named).
 #
-#   ./quickstart.sh        set up and run the main job
-#   ./quickstart.sh down   delete the cluster and template it made, then stop the API
-#                          and the dockerd it started (their pids are in .run/*.pid)
+#   ./quickstart.sh              set up and run the main job
+#   ./quickstart.sh down         delete the cluster and template it made (and its client
+#                                configuration in .run/), then stop the API and the dockerd
+#                                it started - only those: their pids are in .run/*.pid, and
+#                                a dockerd that was running before is left running
+#   ./quickstart.sh down --purge also what a next run would reuse: the store and job
+#                                logs in .run/, the local node image and its build cache
+#                                (~/.cache/openstack-magnum/node-image, ~1.4 GB in all)
 set -euo pipefail
 # python-magnumclient's `cluster config` reads $SHELL, unset under some CI/cron runners
 export SHELL=${SHELL:-/bin/bash}
@@ -39,10 +44,17 @@ if [ "${1:-}" = down ]; then
       while coe cluster show "$(cat "$uuid_file")" >/dev/null 2>&1; do sleep 2; done
     fi
     rm -f "$uuid_file"
+    rm -rf "$state/$cluster-config"   # its certificates and key, from `coe cluster config`
     coe cluster template delete "$template" >/dev/null 2>&1 || true
   fi
   stop_pid api
+  if [ "${2:-}" = --purge ]; then
+    echo "== removing the local node images and their build cache"
+    docker images -q magnum-node | sort -u | xargs -r docker rmi -f >/dev/null 2>&1 || true
+    rm -rf "${XDG_CACHE_HOME:-$HOME/.cache}/openstack-magnum/node-image"
+  fi
   stop_pid dockerd
+  if [ "${2:-}" = --purge ]; then rm -rf "$state"; fi
   exit 0
 fi
 
@@ -80,8 +92,11 @@ coe cluster template show "$template" >/dev/null 2>&1 ||
     --flavor m1.small --master-flavor m1.small
 # Our cluster is the one whose uuid we recorded (names need not be unique).
 if ! { [ -f "$uuid_file" ] && coe cluster show "$(cat "$uuid_file")" >/dev/null 2>&1; }; then
-  coe cluster create "$cluster" --cluster-template "$template" --master-count 1 --node-count 2 |
-    tee /dev/stderr | grep -oE '[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}' | head -1 >"$uuid_file"
+  # (printed from a variable: `tee /dev/stderr` would truncate a log both streams go to)
+  created=$(coe cluster create "$cluster" --cluster-template "$template" --master-count 1 \
+              --node-count 2)
+  echo "$created"
+  grep -oE '[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}' <<<"$created" | head -1 >"$uuid_file"
 fi
 id=$(cat "$uuid_file")
 
