@@ -7,7 +7,9 @@ A loop's own message is Ansible's "All items completed" (or "One or more items
 failed"): the cause is in its first item that failed or could not reach its host, which
 is named (the delegated host, else the item's label). A command's stderr ends the
 message, without the warnings it printed first (kubeadm's ``[WARNING ...]``, Go's ``W1128
-...`` log lines): from its first line that says ``error`` when one does. Used by the
+...`` log lines): from its first line that says ``error`` when one does. An error raised
+while Ansible templated the task's arguments (a filter's refusal) reads as its cause
+alone, without Ansible's wrapping. Used by the
 lifecycle playbooks' rescue (filter ``failure_reason``) and by the API's executor for a
 run that ended without recording its failure.
 """
@@ -22,6 +24,23 @@ STDERR_TAIL = 1500
 # warning lines (W<mmdd> <time>) and kubeadm's closing hint.
 NOISE = (re.compile(r'^\s*\[WARNING\b'), re.compile(r'^W\d{4} \d'),
          re.compile(r'^To see the stack trace of this error'))
+
+
+# Ansible's words around an error raised while it templated a task's arguments (ansible-core
+# 2.19: "Task failed: Finalization of task args for 'ansible.builtin.set_fact' failed: Error
+# while resolving value for 'x': The filter plugin 'openstack.magnum.f' failed: f: <cause>"),
+# this collection's filters' own "f: " included: the cause alone is the reason.
+WRAPPER = re.compile(r"(?:Task failed: |Finalization of task args for '[^']*' failed: "
+                     r"|Error while resolving value for '[^']*': "
+                     r"|The (?:filter|lookup|test) plugin '(?:[\w.]+\.)?(\w+)' failed: (?:\1: )?)")
+
+
+def _unwrapped(message):
+    while True:
+        wrapper = WRAPPER.match(message)
+        if not wrapper:
+            return message
+        message = message[wrapper.end():]
 
 
 def _bad(result):
@@ -54,7 +73,7 @@ def failure_reason(result, default='task failed'):
         return default
     items = [r for r in result.get('results') or [] if _bad(r)]
     cause = items[0] if items else result
-    message = str(cause.get('msg') or cause.get('reason') or default).strip()
+    message = _unwrapped(str(cause.get('msg') or cause.get('reason') or default).strip())
     where = _where(cause) if items else None
     if cause.get('unreachable'):
         message = '%s is unreachable: %s' % (where or 'the host', message)
