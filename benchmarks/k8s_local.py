@@ -9,7 +9,7 @@ Prints, in seconds:
   - the time to add 1 worker to a 2-worker and to a 6-worker cluster, and their ratio.
 
 Needs what the Kubernetes tests need: a running Docker engine, debootstrap, the project
-installed, and MAGNUM_K8S_ARTIFACTS (README "Kubernetes"). Run from the checkout:
+installed, and MAGNUM_K8S_ARTIFACTS (docs "Kubernetes"). Run from the checkout:
 
     MAGNUM_K8S_ARTIFACTS=/path/to/artifacts python3 benchmarks/k8s_local.py [--runs N]
 
@@ -117,7 +117,7 @@ def main():
     artifacts = os.environ.get('MAGNUM_K8S_ARTIFACTS')
     if not artifacts:
         raise SystemExit('MAGNUM_K8S_ARTIFACTS is not set: no Kubernetes binaries or images '
-                         '(README "Kubernetes"); nothing to measure.')
+                         '(docs "Kubernetes"); nothing to measure.')
     workdir = Path(tempfile.mkdtemp(prefix='magnum-bench-k8s-'))
     api = Api(workdir)
     names = []

@@ -21,7 +21,7 @@ phase() {  # phase <name>: the time since the last phase ended
 }
 summary() { python tests/timings.py "$phases" "$reports"/*.xml || true; }
 
-# The real-guest tier (README "Clusters on an OpenStack cloud"), which CI's fake-virt lab
+# The real-guest tier (docs "Clusters on an OpenStack cloud"), which CI's fake-virt lab
 # cannot run: clusters on guests that boot, with the lab in its real-guest mode
 # (LAB_VIRT=libvirt LAB_NET=ovs) and MAGNUM_TEST_CLOUD/MAGNUM_TEST_CLOUDS_YAML naming it.
 if [ "${1:-}" = "--real-guests" ]; then

@@ -20,7 +20,7 @@ from test_openstack_provider import CLOUD, IMAGE, KEYPAIR, conn, lab
 LAB_FIXTURES = (conn, lab)  # the lab tests' project, user, image and keypair
 
 FIXTURE_CHART = REPO / 'tests' / 'fixtures' / 'openstack-cluster'
-# A directory of Cluster API's and its OpenStack provider's CRDs (README, "Clusters through
+# A directory of Cluster API's and its OpenStack provider's CRDs (docs, "Clusters through
 # Cluster API"), for the gated test on a real management cluster.
 CRDS = os.environ.get('MAGNUM_CAPI_CRDS')
 pytestmark = pytest.mark.skipif(not HELM, reason='needs helm (python3 scripts/install_helm.py)')

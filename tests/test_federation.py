@@ -378,7 +378,7 @@ def routed_between(uuids):
 
 @pytest.mark.skipif(not (ARTIFACTS and KARMADA_ARCHIVES), reason=(
     'needs two real clusters: MAGNUM_K8S_ARTIFACTS with Kubernetes and Karmada '
-    '(charts/karmada-<version>.tgz and its images in images/; README "Federations")'))
+    '(charts/karmada-<version>.tgz and its images in images/; docs "Federations")'))
 def test_karmada_federates_two_real_clusters_on_local_nodes(tmp_path):
     """Two Kubernetes clusters on local nodes; a federation hosted on one with both
     joined: Karmada reports both Ready; a Deployment with a PropagationPolicy runs its

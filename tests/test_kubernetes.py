@@ -2,7 +2,7 @@
 
 No Kubernetes server binary or image is reachable from this machine's registries: the
 tests that need a real control plane run when MAGNUM_K8S_ARTIFACTS names an offline
-artifacts directory (bin/ and images/*.tar, README "Kubernetes") and are skipped, by name,
+artifacts directory (bin/ and images/*.tar, docs "Kubernetes") and are skipped, by name,
 otherwise. What runs everywhere: a create whose artifacts cannot be had (upstream
 unreachable, an incomplete offline directory, or one built for another architecture than
 the nodes') ends CREATE_FAILED saying what is missing, before anything is done on the

@@ -2,7 +2,7 @@
 replayed against magnum-api 23 (from PyPI, noauth, its conductor on RabbitMQ, SQLite)
 and against this API, comparing status, version headers, the body's shape and error
 texts. Every answer is identical except the deliberate differences listed below (and
-in README, "Magnum's answers"), each with its reason.
+in docs, "Magnum's answers"), each with its reason.
 
 Needs the reference installed in a virtualenv of its own (MAGNUM_REFERENCE_VENV; .ci/run
 makes it) and a RabbitMQ (MAGNUM_TEST_TRANSPORT_URL)."""

@@ -7,7 +7,7 @@ QEMU TCG, real OVS/DHCP/L3 agents), the node image built here and uploaded
 forms the swarm, `docker node ls` answers through TLS at the cluster's floating IP, the
 cluster grows, shrinks, rotates its CA and reports a stopped server, and the delete leaves
 nothing. Skipped, saying so, on the fake-virt lab (no guest boots there) and without a lab.
-docs: README "Clusters on an OpenStack cloud"."""
+docs: docs "Clusters on an OpenStack cloud"."""
 
 import json
 import os

@@ -1,7 +1,7 @@
 """/heat/v1/<tenant_id>: the Heat API's stack and resource reads, for the node groups'
 stacks (api/heat_stacks.py) - what the cluster-autoscaler's magnum provider and
 magnum-auto-healer read from Heat. Register this URL as the cloud's ``orchestration``
-endpoint where Magnum's Heat is gone (README, "Autoscaler"). Read-only: a request that
+endpoint where Magnum's Heat is gone (docs, "Autoscaler"). Read-only: a request that
 would change a stack is Heat's 405."""
 
 from flask import Blueprint, g, jsonify, request

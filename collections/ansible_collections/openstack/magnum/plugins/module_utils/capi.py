@@ -10,7 +10,7 @@ Three pure parts, the role's modules doing the I/O:
 - ``names``: the namespace, release and Secret names of a cluster - valid Kubernetes
   names whatever the cluster is called;
 - ``values``: the chart's values from the template, the cluster, its node groups and
-  labels, as magnum-capi-helm maps them (README, "Clusters through Cluster API");
+  labels, as magnum-capi-helm maps them (docs, "Clusters through Cluster API");
 - ``status``: the cluster's state read from CAPI's objects (``Cluster``,
   ``KubeadmControlPlane``, ``MachineDeployment``s, ``Machine``s), not from the
   playbook's exit.

@@ -169,7 +169,7 @@ def _kubeadm_refuses(template, labels):
     found = addons.not_deployed(labels)
     if found:
         return ("The Kubernetes driver does not deploy these add-ons yet: %s. Unset them (or "
-                "set them false) - README, \"Kubernetes add-ons\", lists what it deploys"
+                "set them false) - docs, \"Kubernetes add-ons\", lists what it deploys"
                 % ', '.join(found))
     theirs = sorted(k for k in capi.OWN_LABELS if labels.get(k) not in (None, ''))
     if theirs:
@@ -208,7 +208,7 @@ REGISTRY = (
     Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
            picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=_kubeadm_refuses,
            packages=_kubeadm_packages),
-    # Kubernetes through Cluster API (README "Clusters through Cluster API"): a template
+    # Kubernetes through Cluster API (docs "Clusters through Cluster API"): a template
     # with the capi_helm_chart_version label, as magnum-capi-helm's templates have.
     Driver('k8s_capi_helm', 'kubernetes', ('ubuntu', 'flatcar', 'debian'), ('capi_helm',),
            server_types=('vm',), chosen_by_label='capi_helm_chart_version',

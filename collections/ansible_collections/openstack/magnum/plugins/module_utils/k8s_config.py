@@ -105,7 +105,7 @@ PAUSE_TAGS = (((1, 36), '3.10.2'), ((1, 34), '3.10.1'), ((1, 31), '3.10'), ((1, 
               ((1, 24), '3.7'), ((1, 23), '3.6'), ((1, 22), '3.5'), ((1, 21), '3.4.1'),
               ((1, 20), '3.2'))
 # kubeadm's preflight errors ignored on every command that runs preflight checks: cgroup
-# v1 hosts fail SystemVerification (README "Kubernetes on local nodes"); a master of one
+# v1 hosts fail SystemVerification (docs "Kubernetes on local nodes"); a master of one
 # vCPU fails NumCPU, kubeadm's advice that Magnum never had (its masters of one vCPU,
 # devstack's m1.small, run Kubernetes; memory stays checked).
 PREFLIGHT_IGNORED = ('SystemVerification', 'NumCPU')

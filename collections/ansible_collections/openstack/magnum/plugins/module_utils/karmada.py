@@ -43,7 +43,7 @@ COMPONENTS = ('controllerManager', 'scheduler', 'webhook', 'aggregatedApiServer'
 # CA records of a federation in the store (keyed by the federation's uuid).
 CA_TYPES = ('karmada-ca', 'karmada-front-proxy-ca')
 
-# property -> (default, check, what it sets); README "Federations" lists them.
+# property -> (default, check, what it sets); docs "Federations" lists them.
 PROPERTIES = {
     'dns': ('cluster.local', r'^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
             "the host cluster's DNS domain, in the control plane's service names"),

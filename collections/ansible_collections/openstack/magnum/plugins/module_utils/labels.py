@@ -127,7 +127,7 @@ CATALOGUE = {
     'boot_volume_type': (STR, None),
     'etcd_volume_size': (INT, None),
     'etcd_volume_type': (STR, None),
-    # Cluster API driver (magnum-capi-helm's labels; README "Clusters through Cluster API")
+    # Cluster API driver (magnum-capi-helm's labels; docs "Clusters through Cluster API")
     'capi_helm_chart_version': (STR, None),
     'etcd_blockdevice_size': (INT, None),
     'etcd_blockdevice_type': (STR, ('local', 'volume')),

@@ -14,7 +14,7 @@ author: openstack.magnum contributors (@openstack)
 description:
   - For a cluster of the C(k8s_capi_helm) driver, the values of azimuth-cloud's
     C(openstack-cluster) chart, mapped from its template, record, node groups and labels as
-    magnum-capi-helm maps them (README, "Clusters through Cluster API"), written to
+    magnum-capi-helm maps them (docs, "Clusters through Cluster API"), written to
     I(values_file) (mode 0600, JSON), with the names of its namespace, release and
     credentials Secret and the chart to install.
   - What the mapping needs from the cloud is looked up on it - the template's image (its

@@ -19,7 +19,7 @@ description:
     issued for the occasion from the host's CA) written to I(host_kubeconfig); both mode
     0600. Returns where the chart is.
   - The federation's properties are read as Karmada's settings (C(dns),
-    C(karmada_version), C(apiserver_nodeport), see README "Federations"); an invalid one
+    C(karmada_version), C(apiserver_nodeport), see docs "Federations"); an invalid one
     fails here, before anything is made. The federation's CAs and the control plane's
     certificate are made once and kept (sealed) in the store.
 extends_documentation_fragment:
