@@ -2,9 +2,9 @@
 
 from flask import Blueprint, g, jsonify, request
 
-from api import app as ctx
+from api import current as ctx
 from api.blueprints import collection_needs_ident
-from api import policy, query_args, views
+from api import bodies, policy, query_args, views
 from api.core import errors, lifecycle
 
 bp = Blueprint('certificates', __name__, url_prefix='/v1/certificates')
@@ -40,7 +40,7 @@ def show(ident):
 @bp.post('')
 @bp.post('/')
 def sign():
-    data = ctx.body('certificate')
+    data = bodies.body('certificate')
     for field in ('cluster_uuid', 'csr'):
         if not data.get(field):
             raise errors.Invalid("Invalid input for field/attribute %s. Value: None. "

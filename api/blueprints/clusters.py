@@ -2,9 +2,9 @@
 
 from flask import Blueprint, g, jsonify, request
 
-from api import app as ctx
+from api import current as ctx
 from api.blueprints import collection_needs_ident
-from api import credentials, jsonpatch, microversion, paging, policy, query_args, views
+from api import bodies, credentials, jsonpatch, microversion, paging, policy, query_args, views
 from api.core import errors, fields, jobs, labels, lifecycle, model
 
 bp = Blueprint('clusters', __name__, url_prefix='/v1/clusters')
@@ -67,7 +67,7 @@ def show(ident):
 @bp.post('')
 @bp.post('/')
 def create():
-    data = ctx.body('cluster')
+    data = bodies.body('cluster')
 
     def allowed(given):
         """Magnum's order: the body, its template, then the version's and the policy's."""
@@ -95,7 +95,7 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
-    patch = ctx.json_patch(MAGNUM_INTERNAL, NON_REMOVABLE)
+    patch = bodies.json_patch(MAGNUM_INTERNAL, NON_REMOVABLE)
     store = ctx.store()
     current = lifecycle.get_cluster(store, ident, g.scope)
     health_only = isinstance(patch, list) and patch and all(
@@ -142,7 +142,7 @@ def delete(ident):
 def resize(ident):
     microversion.require((1, 7), 'resize')
     # The body first, as Magnum's WSME reads it before the cluster is looked up
-    data = ctx.body('cluster_resize_req')
+    data = bodies.body('cluster_resize_req')
     unknown = set(data) - {'node_count', 'nodes_to_remove', 'nodegroup'}
     if unknown:
         raise errors.Invalid("Unknown attribute for argument cluster: %s"
@@ -174,7 +174,7 @@ def upgrade(ident):
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
     policy.authorize_on('cluster:upgrade', cluster)
-    data = ctx.body('cluster_upgrade_req')
+    data = bodies.body('cluster_upgrade_req')
     if not data.get('cluster_template'):
         raise errors.Invalid("Invalid input for field/attribute cluster_template. "
                              "Value: None. Mandatory field missing.")

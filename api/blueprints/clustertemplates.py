@@ -2,9 +2,9 @@
 
 from flask import Blueprint, g, jsonify, request
 
-from api import app as ctx
+from api import current as ctx
 from api.blueprints import collection_needs_ident
-from api import jsonpatch, paging, policy, query_args, views
+from api import bodies, jsonpatch, paging, policy, query_args, views
 from api.core import errors, fields, lifecycle
 
 bp = Blueprint('clustertemplates', __name__, url_prefix='/v1/clustertemplates')
@@ -41,7 +41,7 @@ def show(ident):
 @bp.post('')
 @bp.post('/')
 def create():
-    data = ctx.body('cluster_template')
+    data = bodies.body('cluster_template')
 
     def allowed(record):
         """Magnum's order: the body checked, then the policy, then publishing."""
@@ -60,7 +60,7 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
-    patch = ctx.json_patch(non_removable=NON_REMOVABLE)
+    patch = bodies.json_patch(non_removable=NON_REMOVABLE)
     store = ctx.store()
     current = lifecycle.get_template(store, ident, g.scope)
     policy.authorize_on('clustertemplate:update', current)

@@ -2,9 +2,9 @@
 
 from flask import Blueprint, g, jsonify
 
-from api import app as ctx
+from api import current as ctx
 from api.blueprints import collection_needs_ident
-from api import jsonpatch, paging, policy, query_args, views
+from api import bodies, jsonpatch, paging, policy, query_args, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('federations', __name__, url_prefix='/v1/federations')
@@ -62,7 +62,7 @@ def _submit(operation, federation):
 @bp.post('/')
 def create():
     policy.authorize('federation:create')
-    data = ctx.body('federation')
+    data = bodies.body('federation')
     with ctx.store().write():  # the record and its job commit together
         federation = lifecycle.create_federation(ctx.store(), data, g.scope, _may_act_on)
         return _submit('federation_create', federation)
@@ -70,7 +70,7 @@ def create():
 
 @bp.patch('/<ident>')
 def update(ident):
-    patch = ctx.json_patch()   # what is fixed is refused once the federation is found
+    patch = bodies.json_patch()   # what is fixed is refused once the federation is found
     store = ctx.store()
     current = lifecycle.get_federation(store, ident, g.scope)
     policy.authorize_on('federation:update', current)
@@ -114,7 +114,7 @@ def list_external_clusters(ident):
 def add_external_cluster(ident):
     federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
     policy.authorize_on('federation:update', federation)
-    record = lifecycle.add_external_cluster(ctx.store(), federation, ctx.body())
+    record = lifecycle.add_external_cluster(ctx.store(), federation, bodies.body())
     resp = jsonify(_external_view(record))
     resp.status_code = 201
     return resp

@@ -6,7 +6,7 @@ would change a stack is Heat's 405."""
 
 from flask import Blueprint, g, jsonify, request
 
-from api import app as ctx
+from api import current as ctx
 from api import heat_stacks, policy
 
 bp = Blueprint('heat', __name__, url_prefix='/heat/v1/<tenant_id>')

@@ -2,7 +2,7 @@
 
 from flask import Blueprint, g, jsonify
 
-from api import app as ctx
+from api import current as ctx
 from api import policy, views
 from api.core import errors, jobs
 

@@ -3,7 +3,7 @@
 from flask import Blueprint, jsonify
 from werkzeug.exceptions import MethodNotAllowed
 
-from api import app as ctx
+from api import current as ctx
 from api import policy, query_args
 from api.core import jobs
 

@@ -2,9 +2,9 @@
 
 from flask import Blueprint, g, jsonify, request
 
-from api import app as ctx
+from api import current as ctx
 from api.blueprints import collection_needs_ident
-from api import jsonpatch, microversion, paging, policy, query_args, views
+from api import bodies, jsonpatch, microversion, paging, policy, query_args, views
 from api.core import fields, lifecycle
 
 bp = Blueprint('nodegroups', __name__, url_prefix='/v1/clusters/<cluster_ident>/nodegroups')
@@ -64,7 +64,7 @@ def show(cluster_ident, ident):
 def create(cluster_ident):
     store = ctx.store()
     cluster = _cluster(cluster_ident, 'nodegroup:create')
-    data = ctx.body('nodegroup')
+    data = bodies.body('nodegroup')
     if g.version < (1, 14):
         for key in ('node_labels', 'node_taints'):
             data.pop(key, None)
@@ -80,7 +80,7 @@ def create(cluster_ident):
 
 @bp.patch('/<ident>')
 def update(cluster_ident, ident):
-    patch = ctx.json_patch()
+    patch = bodies.json_patch()
     store = ctx.store()
     cluster = _cluster(cluster_ident, 'nodegroup:update')
     group = lifecycle.get_nodegroup(store, cluster, ident)

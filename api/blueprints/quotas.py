@@ -2,9 +2,9 @@
 
 from flask import Blueprint, g, jsonify, request
 
-from api import app as ctx
+from api import current as ctx
 from api.blueprints import collection_needs_ident
-from api import paging, policy, query_args, views
+from api import bodies, paging, policy, query_args, views
 from api.core import errors, fields, model
 
 bp = Blueprint('quotas', __name__, url_prefix='/v1/quotas')
@@ -45,7 +45,7 @@ def show(project_id, resource):
 @bp.post('/')
 def create():
     policy.authorize('quota:create')
-    data = model.build_quota(ctx.body('quota'))
+    data = model.build_quota(bodies.body('quota'))
     record = ctx.store().set_quota(data['project_id'], data['resource'], data['hard_limit'],
                                    create=True)
     resp = jsonify(views.quota(record))
@@ -56,7 +56,7 @@ def create():
 @bp.patch('/<project_id>/<resource>')
 def update(project_id, resource):
     policy.authorize('quota:update')
-    data = ctx.body('quotapatch')
+    data = bodies.body('quotapatch')
     if 'hard_limit' not in data:
         raise errors.Invalid("Invalid input for field/attribute hard_limit. Value: None. "
                              "Mandatory field missing.")

@@ -2,7 +2,7 @@
 
 from flask import Blueprint, g, jsonify, request
 
-from api import app as ctx
+from api import current as ctx
 from api import policy, query_args
 from api.core import errors, lifecycle
 
