@@ -10,6 +10,7 @@ nothing. Skipped, saying so, on the fake-virt lab (no guest boots there) and wit
 docs: docs "Clusters on an OpenStack cloud"."""
 
 import json
+import shlex
 import os
 import subprocess
 import sys
@@ -266,11 +267,12 @@ def test_swarm_through_the_api_grows_shrinks_rotates_its_ca_and_reports_a_stoppe
 
 def on_guest(key, address, *command, stdin=None):
     """A command as root on a guest, over SSH at its floating IP as the provider's user
-    (``stdin``: a file its standard input reads)."""
+    (``stdin``: a file its standard input reads). SSH hands the guest's shell one line:
+    each word is quoted for it."""
     return subprocess.run(
         ['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no', '-o',
          'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR',
-         'magnum@' + address, 'sudo'] + list(command),
+         'magnum@' + address, 'sudo ' + shlex.join(command)],
         stdin=stdin, capture_output=True, text=True, timeout=300 if stdin else 180)
 
 
