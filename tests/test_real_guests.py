@@ -10,8 +10,8 @@ nothing. Skipped, saying so, on the fake-virt lab (no guest boots there) and wit
 docs: docs "Clusters on an OpenStack cloud"."""
 
 import json
-import shlex
 import os
+import shlex
 import subprocess
 import sys
 import time
