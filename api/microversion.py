@@ -25,7 +25,12 @@ class NotAcceptable(Exception):
         self.body = body
 
 
-RANGE = '[%s %s, %s %s]' % (SERVICE, '%d.%d' % MIN_VERSION, SERVICE, '%d.%d' % MAX_VERSION)
+def named(version):
+    """A version as Magnum's headers and messages name it: '<service> <major>.<minor>'."""
+    return '%s %s' % (SERVICE, fmt(version))
+
+
+RANGE = '[%s, %s]' % (named(MIN_VERSION), named(MAX_VERSION))
 
 
 def _unsupported(version):
@@ -88,9 +93,9 @@ def negotiate():
 def add_headers(response):
     if request.path.startswith('/v1') and getattr(g, 'version_headers', True):
         used = getattr(g, 'version', MIN_VERSION)
-        response.headers['OpenStack-API-Minimum-Version'] = '%s %s' % (SERVICE, fmt(MIN_VERSION))
-        response.headers['OpenStack-API-Maximum-Version'] = '%s %s' % (SERVICE, fmt(MAX_VERSION))
-        response.headers[HEADER] = '%s %s' % (SERVICE, fmt(used))
+        response.headers['OpenStack-API-Minimum-Version'] = named(MIN_VERSION)
+        response.headers['OpenStack-API-Maximum-Version'] = named(MAX_VERSION)
+        response.headers[HEADER] = named(used)
         response.headers['Vary'] = HEADER
     return response
 
