@@ -372,6 +372,22 @@ K8S_ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
 K8S_MASTER_FLAVOR = 'm1.small'
 
 
+def pod_ready(conf, name='web', bound=900):
+    """Waits (one TCG vCPU runs the control plane: minutes, not seconds) until the pod is
+    Ready; if it never is, fails with its events and every pod's state."""
+    import test_kubernetes as k8s
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        waited = k8s.kubectl(conf, 'wait', '--for=condition=Ready', 'pod/' + name,
+                             '--timeout=120s', check=False)
+        if waited.returncode == 0:
+            return
+    described = k8s.kubectl(conf, 'describe', 'pod', name, check=False)
+    pods = k8s.kubectl(conf, 'get', 'pods', '-A', '-o', 'wide', check=False)
+    pytest.fail('pod %s not Ready within %d s: %s\n%s%s\n%s' % (
+        name, bound, waited.stderr, described.stdout, described.stderr, pods.stdout))
+
+
 @pytest.mark.skipif(not K8S_ARTIFACTS, reason=(
     'needs a Kubernetes offline directory: set MAGNUM_K8S_ARTIFACTS (bin/, images/*.tar), '
     'with MAGNUM_K8S_TAG and MAGNUM_K8S_LABELS as tests/test_kubernetes.py reads them'))
@@ -420,7 +436,7 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
                     '--restart=Never', '--overrides=' + json.dumps({'spec': {'nodeSelector': {
                         'magnum.openstack.org/role': 'worker'}}}), '--command', '--', 'sh',
                     '-c', 'hostname > /www/index.html && exec httpd -f -p 8080 -h /www')
-        k8s.kubectl(conf, 'wait', '--for=condition=Ready', 'pod/web', '--timeout=300s')
+        pod_ready(conf)
         pod_ip = k8s.kubectl(conf, 'get', 'pod', 'web', '-o', 'jsonpath={.status.podIP}')
         fetch = ('import urllib.request; print(urllib.request.urlopen('
                  '"http://%s:8080/", timeout=20).read().decode())' % pod_ip)
