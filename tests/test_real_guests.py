@@ -365,6 +365,46 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
     assert [s.name for s in cloud.compute.servers() if s.name.startswith('mute-')] == []
 
 
+def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_image, tmp_path):
+    """Item 6 of issue #44: an image whose cloud-init does not run (the node image booted
+    with ``cloud-init=disabled``: sshd answers, no user data is applied, so the provider's
+    user and the cluster's key are not there) - the create fails after the first half of
+    the SSH wait, naming the server, the missing cloud-init and ssh's refusal, without the
+    reboot and second half a silent server gets; the failed cluster deletes to nothing."""
+    env = playbook_env(tmp_path)
+    disk = tmp_path / 'disk'
+    with open(disk, 'wb') as out:
+        cloud.image.download(node_image, output=out)
+    properties = node_image.properties
+    bare = cloud.image.create_image(
+        name=IMAGE + '-no-cloud-init', filename=str(disk), disk_format=node_image.disk_format,
+        container_format='bare', os_distro='debian', kernel_id=node_image.kernel_id,
+        ramdisk_id=node_image.ramdisk_id, hw_machine_type='pc',
+        os_command_line=(properties.get('os_command_line', '') + ' cloud-init=disabled').strip(),
+        magnum_packages=properties['magnum_packages'])
+    disk.unlink()
+    try:
+        # create_timeout 12 minutes: the SSH wait's first half is 3 minutes, the guest's
+        # sshd answers about a minute into it
+        create_with_playbook(env, cloud, 'bare', 'swarm', True, 1, image=bare.name,
+                             create_timeout=12)
+        cluster = module(env, 'cluster_info', name='bare')['cluster']
+        assert cluster['status'] == 'CREATE_FAILED', cluster
+        reason = cluster['status_reason']
+        assert 'bare-' in reason and "refuses the cluster's key for user 'magnum'" in reason, (
+            reason)
+        assert 'cloud-init' in reason and 'Permission denied (publickey' in reason, reason
+        rebooted = [a.action for s in cloud.compute.servers() if s.name.startswith('bare-')
+                    for a in cloud.compute.server_actions(s)]
+        assert 'reboot' not in rebooted, rebooted
+    finally:
+        deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e',
+                      'cluster=bare')
+        cloud.image.delete_image(bare)
+        assert deleted.returncode == 0, deleted.stdout[-3000:]
+    assert leftovers(cloud, 'bare-') == []
+
+
 K8S_ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
 # kubeadm's control-plane preflight wants 1700 MB (g1.small's 768 MiB is under it; its 2-CPU
 # advice the driver ignores): the lab's m1.small, 1 vCPU and 2 GiB - one vCPU under QEMU TCG

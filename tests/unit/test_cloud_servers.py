@@ -107,3 +107,25 @@ def test_floating_addresses_are_read_from_novas_addresses():
         {'name': 'c-node-0', 'addresses': {'net': [{'addr': '10.0.0.11',
                                                     'OS-EXT-IPS:type': 'fixed'}]}}]
     assert cloud_servers.floating_addresses(servers) == {'c-master-0': '10.113.0.50'}
+
+
+def test_an_ssh_wait_tells_silent_servers_from_those_that_refuse_the_key():
+    # wait_for_connection's items: one reached, one silent (a reboot may help), two whose
+    # sshd refused the cluster's key (no cloud-init ran: a reboot would not help)
+    refused = ('timed out waiting for ping module test: Failed to connect to the host via '
+               'ssh: magnum@10.113.0.5: Permission denied (publickey).')
+    results = [{'item': 'c-master-0', 'changed': False},
+               {'item': 'c-node-0', 'failed': True, 'msg': 'timed out waiting for ping '
+                'module test: Failed to connect to the host via ssh: ssh: connect to host '
+                '10.113.0.6 port 22: No route to host'},
+               {'item': 'c-node-1', 'failed': True, 'msg': refused},
+               {'item': 'c-node-2', 'failed': True, 'msg': refused}]
+    outcome = cloud_servers.ssh_wait_outcome(results, 'magnum')
+    assert outcome['silent'] == ['c-node-0']
+    assert outcome['refused'].startswith(
+        "Servers c-node-1, c-node-2 answer SSH but refuse the cluster's key for user 'magnum': "
+        "the image did not run cloud-init")
+    assert outcome['refused'].endswith('Last error: ' + refused)
+    one = cloud_servers.ssh_wait_outcome(results[2:3], 'magnum')['refused']
+    assert one.startswith('Server c-node-1 answers SSH but refuses')
+    assert cloud_servers.ssh_wait_outcome(results[:2]) == {'silent': ['c-node-0'], 'refused': ''}

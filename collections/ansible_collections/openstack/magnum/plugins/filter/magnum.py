@@ -130,6 +130,7 @@ class FilterModule(object):
                                              cloud_servers.floating_addresses),
                 'floating_ip_nodes': _wrap('floating_ip_nodes', cloud_servers.floating_ip_nodes),
                 'ssh_routes': _wrap('ssh_routes', cloud_servers.ssh_routes),
+                'ssh_wait_outcome': _wrap('ssh_wait_outcome', cloud_servers.ssh_wait_outcome),
                 'node_volume_list': _wrap('node_volume_list', node_volumes.of_node),
                 'baremetal_servers': _wrap('baremetal_servers', baremetal.servers_for),
                 'rebuild_plan': _wrap('rebuild_plan', images.rebuild_plan),

@@ -105,6 +105,39 @@ def floating_ip_nodes(nodes, enabled, bastion=''):
     return [first['name']] if first else []
 
 
+# What ssh says when the server answers but has no such user, or not with this key.
+REFUSED = 'Permission denied (publickey'
+
+
+def ssh_wait_outcome(results, user='magnum'):
+    """Sorts the servers a first SSH wait (``wait_for_connection`` looped over server
+    names) did not reach: {'silent': [names] - no answer, worth a hard reboot -,
+    'refused': the reason naming those whose sshd answered and refused the cluster's key
+    (empty when none)}. A server that refuses the key past the wait's bound will not let
+    the provider in after a reboot either: its image did not run cloud-init with the
+    server's user data, which makes ``user``."""
+    silent, refused, error = [], [], ''
+    for result in results or []:
+        if not isinstance(result, dict) or not result.get('failed'):
+            continue
+        message = str(result.get('msg') or '')
+        if REFUSED in message:
+            refused.append(str(result.get('item')))
+            error = error or message
+        else:
+            silent.append(result.get('item'))
+    reason = ''
+    if refused:
+        reason = ("Server%s %s answer%s SSH but refuse%s the cluster's key for user %r: the "
+                  "image did not run cloud-init with the server's user data (an image for "
+                  "clusters needs cloud-init reading a config drive or the metadata service, "
+                  "as playbooks/cloud_image.yml builds it). Last error: %s" % (
+                      's' if len(refused) > 1 else '', ', '.join(refused),
+                      '' if len(refused) > 1 else 's', '' if len(refused) > 1 else 's',
+                      user, error))
+    return {'silent': silent, 'refused': reason}
+
+
 def ssh_routes(nodes, public, key_file, user='magnum', bastion=''):
     """How the controller reaches each node, {name: {'host', 'args'}} (Ansible's
     ansible_host and ansible_ssh_common_args): a node with a floating IP (``public``:
