@@ -83,6 +83,12 @@ def request_set():
             ('long name', dict(TPL, name='x' * 300)),
             ('bad network driver', dict(TPL, network_driver='weave')),
             ('bad server type', dict(TPL, server_type='mainframe')),
+            # external_network_id is optional: the image (no Glance here) answers
+            ('no external network', {'name': 't', 'coe': 'kubernetes', 'image_id': 'i'}),
+            # the template's own fields before the image lookup
+            ('bad server type, unknown image', dict(TPL, image_id='i', server_type='x')),
+            ('bad volume driver, unknown image', dict(TPL, image_id='i', volume_driver='nfs')),
+            ('volume size 0, unknown image', dict(TPL, image_id='i', docker_volume_size=0)),
             ('list body', [TPL]),
     ):
         add('template create: ' + label, 'POST', '/v1/clustertemplates', body=body)

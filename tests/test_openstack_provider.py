@@ -157,12 +157,14 @@ def servers_of(conn, prefix):
 
 def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, lab, tmp_path):
     """3 masters behind Octavia + 2 workers, floating IPs, volumes: exactly the right
-    resources; grow by one; shrink by one named node; a user's port blocks delete (named);
-    delete leaves nothing."""
+    resources (the router and floating IPs on the cloud's only external network: the
+    template names none); grow by one; shrink by one named node; a user's port blocks
+    delete (named); delete leaves nothing."""
     infra = Infra(tmp_path, lab)
     fips_before = set(ip.id for ip in own_fips(conn))
     # The lab's Octavia VIP is not a real Neutron port (its README): no floating IP on it.
-    cluster = record(infra, 'vmc', 3, 2, labels={
+    # a template naming no external network (optional, as in Magnum): the cloud's only one
+    cluster = record(infra, 'vmc', 3, 2, external_network_id=None, labels={
         'master_lb_floating_ip_enabled': 'false',
         'master_lb_allowed_cidrs': '192.0.2.0/24',
         'flannel_network_cidr': '10.200.0.0/16'})
@@ -193,6 +195,10 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         ports = dict((p.name, p) for p in conn.network.ports() if (p.name or '').startswith(prefix))
         fips = [ip for ip in own_fips(conn) if ip.port_id in set(p.id for p in ports.values())]
         assert len(fips) == 5
+        public = conn.network.find_network('public')
+        assert all(ip.floating_network_id == public.id for ip in fips)
+        router = conn.network.find_router(prefix + 'router')
+        assert router.external_gateway_info['network_id'] == public.id
         for role in ('master', 'worker'):
             rules = [(r['protocol'], r['port_range_min'], r['remote_ip_prefix']) for r in
                      conn.network.find_security_group(prefix + 'secgroup-' + role)
@@ -904,6 +910,31 @@ def test_rest_template_validation_against_the_cloud(cloud_api, field, value, sta
         'name': 'c', 'cluster_template_id': 'ok', 'flavor_id': 'm1.nope'}, headers=headers,
         timeout=60)
     assert resp.status_code == 400 and 'Unable to find flavor m1.nope.' in resp.text
+
+
+def test_with_no_external_network_named_the_clouds_only_one_serves_or_the_choice_is_asked(
+        conn):
+    """A template may name no external network (optional in Magnum 23): its clusters'
+    routers and floating IPs take the cloud's only router:external network; on a cloud with
+    several, the cluster is refused before anything is made, naming them."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+    checks = cloud.CloudChecks(conn)
+    public = conn.network.find_network('public')
+    assert checks.external_network(None) is None      # a template's check: optional
+    assert checks.external_network(None, pick=True) == public.id
+    assert checks.external_network('public') == public.id
+    second = conn.network.create_network(name='magnum-test-second-external',
+                                         is_router_external=True)
+    try:
+        with pytest.raises(Invalid) as refused:
+            checks.external_network(None, pick=True)
+        assert str(refused.value) == (
+            "The cluster template names no external network and the cloud has 2 "
+            "(magnum-test-second-external, public): set the template's external_network_id "
+            "(--external-network).")
+    finally:
+        conn.network.delete_network(second)
 
 
 def test_an_image_that_lacks_the_drivers_packages_is_refused_before_anything_is_made(

@@ -12,9 +12,7 @@ collection_needs_ident(bp, 'cluster_template_ident')
 
 INTERNAL = ('/cluster_distro', '/driver')
 # What Magnum's ClusterTemplatePatchType will not remove (checked before the lookup).
-NON_REMOVABLE = ('/cluster_distro', '/coe', '/external_network_id', '/hidden', '/image_id',
-                 '/network_driver', '/public', '/registry_enabled', '/server_type',
-                 '/tls_disabled')
+NON_REMOVABLE = tuple('/' + field for field in fields.TEMPLATE_NOT_REMOVABLE)
 
 
 @bp.get('')

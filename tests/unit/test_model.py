@@ -15,8 +15,10 @@ def test_template_defaults():
     tpl = template()
     assert tpl['network_driver'] == 'flannel'
     assert tpl['docker_storage_driver'] == 'devicemapper'
-    assert tpl['server_type'] == 'vm' and tpl['dns_nameserver'] == '8.8.8.8'
-    assert tpl['flavor_id'] == tpl['master_flavor_id'] == 'm1.small'
+    # what Magnum leaves null stays null: the flavor's default applies where servers are
+    # made, the cloud's own DNS serves when none is named
+    assert tpl['server_type'] == 'vm' and tpl['dns_nameserver'] is None
+    assert tpl['flavor_id'] is None and tpl['master_flavor_id'] is None
     assert tpl['floating_ip_enabled'] is True and tpl['tls_disabled'] is False
     assert tpl['cluster_distro'] == 'debian' and tpl['driver'] == 'k8s_kubeadm'
     assert tpl['name'].endswith('-model')
@@ -31,13 +33,45 @@ def test_template_defaults():
 
 @pytest.mark.parametrize('missing, message', [
     ('coe', 'Requested COE type Unset is not supported'),
-    ('image_id', "image_id. Value: 'None'. Mandatory field missing"),
-    ('external_network_id', "external_network_id. Value: 'None'. Mandatory field missing")])
+    ('image_id', "image_id. Value: 'None'. Mandatory field missing")])
 def test_template_mandatory_fields(missing, message):
     data = dict(BASE)
     del data[missing]
     with pytest.raises(Invalid, match=message):
         model.build_template(data)
+
+
+def test_a_template_may_name_no_external_network_and_cannot_lose_the_one_it_names():
+    # optional as in Magnum 23 (the cloud's only external network serves then)
+    data = dict(BASE)
+    del data['external_network_id']
+    assert model.build_template(data)['external_network_id'] is None
+    tpl = template()
+    with pytest.raises(Invalid, match='Attribute external_network_id can not be removed'):
+        model.update_template(tpl, dict(tpl, external_network_id=None), in_use=False)
+
+
+def test_the_templates_own_fields_are_checked_before_its_image_is_looked_up():
+    # Magnum's order: server type, network and volume drivers, volume size, then Glance
+    looked_up = []
+
+    def glance(image):
+        looked_up.append(image)
+        return 'debian'
+    for bad in ({'server_type': 'mainframe'}, {'network_driver': 'weave'},
+                {'volume_driver': 'nfs'}, {'docker_volume_size': 0}):
+        with pytest.raises(Invalid):
+            model.build_template(dict(BASE, **bad), image_catalog=glance)
+    assert looked_up == []
+    assert model.build_template(BASE, image_catalog=glance)['cluster_distro'] == 'debian'
+    assert looked_up == [BASE['image_id']]
+
+
+def test_a_servers_flavor_is_its_groups_else_its_clusters_else_the_default():
+    from ansible_collections.openstack.magnum.plugins.module_utils import fields
+    assert fields.flavor_of(None, '', 'm1.large') == 'm1.large'
+    assert fields.flavor_of('gpu', 'm1.large') == 'gpu'
+    assert fields.flavor_of(None, None) == fields.DEFAULT_FLAVOR == 'm1.small'
 
 
 @pytest.mark.parametrize('extra,message', [

@@ -25,6 +25,7 @@ import re
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils import local_nodes
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.fields import flavor_of
 
 NAMESPACE_PREFIX = 'magnum'
 # The chart, as magnum-capi-helm's defaults name it; the operator's configuration
@@ -174,8 +175,8 @@ def _node_groups(template, cluster, groups, labels):
     found = []
     for group in workers:
         item = {'name': sanitized(group['name']) or 'group',
-                'machineFlavor': group.get('flavor_id') or cluster.get('flavor_id')
-                or template.get('flavor_id'),
+                'machineFlavor': flavor_of(group.get('flavor_id'), cluster.get('flavor_id'),
+                                           template.get('flavor_id')),
                 'machineCount': group['node_count']}
         if scaling:
             low, high = node_counts(group, labels, group.get('is_default')
@@ -274,7 +275,8 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
         },
         'osDistro': _SAFE.sub('', os_distro or 'ubuntu'),
         'controlPlane': {
-            'machineFlavor': cluster.get('master_flavor_id') or template.get('master_flavor_id'),
+            'machineFlavor': flavor_of(cluster.get('master_flavor_id'),
+                                       template.get('master_flavor_id')),
             'machineCount': cluster.get('master_count') or 1,
             'healthCheck': {'enabled': healing},
         },

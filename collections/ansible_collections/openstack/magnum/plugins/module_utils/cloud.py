@@ -375,12 +375,28 @@ class CloudChecks(object):
         if ident and self.conn.compute.find_keypair(ident, ignore_missing=True) is None:
             raise NotFound("Unable to find keypair %s." % ident)
 
-    def external_network(self, ident):
-        network = self.conn.network.find_network(ident, ignore_missing=True) if ident else None
-        if ident and network is None:
+    def external_network(self, ident, pick=False):
+        """The id of the external network ``ident`` names (Magnum's checks: it exists and
+        is router:external); when none is named (optional, as in Magnum), None, or with
+        ``pick`` - a cluster's servers need one - the cloud's only external network."""
+        if not ident:
+            return self._only_external_network() if pick else None
+        network = self.conn.network.find_network(ident, ignore_missing=True)
+        if network is None:
             raise Invalid("Unable to find external network %s" % ident)
-        if network is not None and not network.is_router_external:
+        if not network.is_router_external:
             raise Invalid("The network %s is not an external network (router:external)." % ident)
+        return network.id
+
+    def _only_external_network(self):
+        externals = sorted(self.conn.network.networks(is_router_external=True),
+                           key=lambda n: n.name or n.id)
+        if len(externals) == 1:
+            return externals[0].id
+        raise Invalid("The cluster template names no external network and the cloud has %s: "
+                      "set the template's external_network_id (--external-network)." % (
+                          'none' if not externals else '%d (%s)' % (
+                              len(externals), ', '.join(n.name or n.id for n in externals))))
 
     def fixed_network(self, network, subnet):
         if network and self.conn.network.find_network(network, ignore_missing=True) is None:

@@ -29,7 +29,7 @@ SERVER_TYPES = ('vm', 'bm')
 COE_FACTS = {
     'kubernetes': {
         'network_drivers': ('flannel', 'calico'), 'default_network_driver': 'flannel',
-        'volume_drivers': ('cinder',),
+        'volume_drivers': ('cinder', 'unspecified'),  # Magnum 23's: 'unspecified' is none
         'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
         'default_storage_driver': 'devicemapper', 'api_port': 6443,
     },

@@ -22,8 +22,8 @@ UUID_RE = re.compile(r'\A[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-f
 # name -> (type, default). ``None`` default means unset.
 CLUSTER_TEMPLATE = {
     'uuid': (STR, None), 'name': (STR, None), 'coe': (STR, None), 'image_id': (STR, None),
-    'flavor_id': (STR, 'm1.small'), 'master_flavor_id': (STR, 'm1.small'),
-    'dns_nameserver': (STR, '8.8.8.8'), 'keypair_id': (STR, None),
+    'flavor_id': (STR, None), 'master_flavor_id': (STR, None),
+    'dns_nameserver': (STR, None), 'keypair_id': (STR, None),
     'external_network_id': (STR, None), 'fixed_network': (STR, None),
     'fixed_subnet': (STR, None), 'network_driver': (STR, None), 'volume_driver': (STR, None),
     'apiserver_port': (INT, None), 'docker_volume_size': (INT, None),
@@ -36,15 +36,18 @@ CLUSTER_TEMPLATE = {
     'project_id': (STR, None), 'user_id': (STR, None),
     'created_at': (STR, None), 'updated_at': (STR, None),
 }
-TEMPLATE_MANDATORY = ('coe', 'image_id', 'external_network_id')
+TEMPLATE_MANDATORY = ('coe', 'image_id')
+# A server's flavor when neither its node group, its cluster nor the template names one
+# (Magnum's drivers' default): applied where servers are made, not written in the records.
+DEFAULT_FLAVOR = 'm1.small'
 TEMPLATE_READ_ONLY = ('uuid', 'cluster_distro', 'driver', 'project_id', 'user_id',
                       'created_at', 'updated_at')
 # Fields that stay changeable once clusters use the template.
 TEMPLATE_UPDATABLE_IN_USE = ('name', 'public', 'hidden')
 # Fields a JSON-patch may not remove.
 TEMPLATE_NOT_REMOVABLE = TEMPLATE_MANDATORY + (
-    'network_driver', 'tls_disabled', 'public', 'server_type', 'registry_enabled',
-    'cluster_distro', 'hidden')
+    'external_network_id', 'network_driver', 'tls_disabled', 'public', 'server_type',
+    'registry_enabled', 'cluster_distro', 'hidden')
 
 CLUSTER = {
     'uuid': (STR, None), 'name': (STR, None), 'cluster_template_id': (STR, None),
@@ -285,3 +288,9 @@ def with_defaults(table, data):
             value = default.copy() if isinstance(default, (dict, list)) else default
         out[key] = value
     return out
+
+
+def flavor_of(*named):
+    """The first flavor ``named`` (node group's, cluster's, template's...), else the
+    default."""
+    return next((name for name in named if name), DEFAULT_FLAVOR)

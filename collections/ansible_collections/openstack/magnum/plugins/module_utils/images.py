@@ -38,8 +38,11 @@ def catalog():
 
 
 def os_distro(image_id, images=None):
-    """os_distro of ``image_id``; Magnum's 400 when it has none."""
+    """os_distro of ``image_id``; Magnum's 400 when it has none. ``images``: a mapping
+    (image -> os_distro), or a function that looks the image up (a cloud's Glance)."""
     images = catalog() if images is None else images
+    if callable(images):
+        return images(image_id)
     if image_id in images:
         return images[image_id]
     name = (image_id or '').lower()

@@ -73,10 +73,12 @@ def _cloud_checks(settings):
     return cloud.CloudChecks.connect(settings['cloud'])
 
 
-def _image_catalog(settings, checks, image_id):
-    """image -> os_distro: Glance's when there is a cloud, else the configured catalog."""
-    if checks is not None and image_id:
-        return {image_id: checks.image_distro(image_id)}
+def _image_catalog(settings, checks):
+    """image -> os_distro: Glance's lookup when there is a cloud (made once the body's
+    own fields are found good, as Magnum looks the image up after them), else the
+    configured catalog."""
+    if checks is not None:
+        return checks.image_distro
     return settings.get('image_catalog')
 
 
@@ -87,7 +89,7 @@ def create_template(store, data, scope, settings=None, allowed=None):
     checks = _cloud_checks(settings)
     record = model.build_template(
         data, project_id=scope.project_id, user_id=scope.user_id,
-        image_catalog=_image_catalog(settings, checks, data.get('image_id')),
+        image_catalog=_image_catalog(settings, checks),
         cluster_user_trust=settings.get('cluster_user_trust', False))
     if allowed is not None:
         allowed(record)
@@ -109,8 +111,7 @@ def update_template(store, current, patched, scope, settings=None):
         image_changed = wanted.get('image_id') != latest.get('image_id')
         record = model.update_template(
             latest, wanted, template_in_use(store, latest['uuid']),
-            image_catalog=_image_catalog(settings, checks if image_changed else None,
-                                         wanted.get('image_id')),
+            image_catalog=_image_catalog(settings, checks if image_changed else None),
             cluster_user_trust=settings.get('cluster_user_trust', False))
         values = dict((k, v) for k, v in record.items() if v != latest.get(k))
         if values and checks is not None:
@@ -156,9 +157,10 @@ def record_cluster(store, data, scope, settings=None, allowed=None):
     checks = _cloud_checks(settings)
     if checks is not None:
         checks.cluster(cluster)
+        checks.external_network(template.get('external_network_id'), pick=True)
         checks.node_image(template, cluster.get('labels'))
         checks.capacity(template['server_type'],
-                        [(g.get('flavor_id'), g['node_count']) for g in groups])
+                        [(fields.flavor_of(g.get('flavor_id')), g['node_count']) for g in groups])
     return store.create_cluster(cluster, groups,
                                 check_quota=settings.get('check_quota', True))
 

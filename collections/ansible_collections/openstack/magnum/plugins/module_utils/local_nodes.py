@@ -13,6 +13,7 @@ import ipaddress
 import re
 
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.fields import flavor_of
 
 POOL = '10.192.0.0/11'  # /24 subnets for cluster networks
 FIRST_HOST = 10         # .1 is the bridge gateway; .2-.9 are left free
@@ -156,7 +157,7 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
         step = plan_group(mine, wanted, names)
         addresses = free_addresses(subnet, used, len(step['add'])) if step['add'] else []
         used.extend(addresses)
-        flavor = group.get('flavor_id') or cluster.get('flavor_id')
+        flavor = flavor_of(group.get('flavor_id'), cluster.get('flavor_id'))
         for index, address in zip(step['add'], addresses):
             create.append({'name': node_name(cluster['name'], cluster['uuid'], group, index),
                            'address': address, 'index': index, 'group': group['uuid'],
@@ -176,7 +177,7 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
     if cluster.get('master_lb_enabled'):
         lb = {'name': lb_name(cluster['name'], cluster['uuid']), 'address': lb_address(subnet),
               'index': 0, 'group': '', 'group_name': 'api-lb', 'role': 'lb',
-              'flavor': cluster.get('master_flavor_id') or cluster.get('flavor_id')}
+              'flavor': flavor_of(cluster.get('master_flavor_id'), cluster.get('flavor_id'))}
         if not any(b['name'] == lb['name'] for b in balancers):
             create.append(dict(lb))
     removing.extend(dict(b, group_name='api-lb') for b in balancers

@@ -75,6 +75,7 @@ def build_template(data, project_id=None, user_id=None, image_catalog=None,
         given['docker_storage_driver'] = facts['default_storage_driver']
     record = fields.with_defaults(fields.CLUSTER_TEMPLATE, given)
     record['labels'] = labels_mod.parse(record['labels'])
+    check_template_choices(record)
     record['cluster_distro'] = images.os_distro(record['image_id'], image_catalog)
     record['uuid'] = record['uuid'] or new_uuid()
     record['name'] = record['name'] or generate_name('model')
@@ -86,6 +87,28 @@ def build_template(data, project_id=None, user_id=None, image_catalog=None,
 
 def validate_template(tpl, cluster_user_trust=False):
     """Every rule a template must satisfy; sets ``driver``."""
+    check_template_choices(tpl)
+    coe = tpl['coe']
+    storage = tpl.get('docker_storage_driver')
+    registries.host(tpl.get('insecure_registry'))
+    port = tpl.get('apiserver_port')
+    if port is not None and not 1024 <= port <= 65535:
+        raise Invalid("Invalid input for field/attribute apiserver_port. Value: '%s'. "
+                      "Value should be in the range 1024..65535" % port)
+    driver = drivers.find(coe, tpl['server_type'], tpl['cluster_distro'], tpl['labels'])
+    tpl['driver'] = driver.name
+    labels_mod.validate(tpl['labels'], coe=coe, network_driver=tpl.get('network_driver'),
+                        volume_driver=tpl.get('volume_driver'),
+                        cluster_distro=tpl['cluster_distro'],
+                        docker_storage_driver=storage,
+                        cluster_user_trust=cluster_user_trust)
+    driver.check(tpl, tpl['labels'])
+    return tpl
+
+
+def check_template_choices(tpl):
+    """The template's own fields Magnum checks before it looks the image up: the name's
+    length, server type, network and volume drivers, storage driver and volume size."""
     if tpl.get('name') and len(tpl['name']) > NAME_MAX:
         raise Invalid("Template name is longer than %d characters." % NAME_MAX)
     coe = tpl['coe']
@@ -104,20 +127,6 @@ def validate_template(tpl, cluster_user_trust=False):
         _check_choice('docker_storage_driver', storage, facts['storage_drivers'],
                       'Docker storage driver')
     check_volume_size(tpl.get('docker_volume_size'), storage)
-    registries.host(tpl.get('insecure_registry'))
-    port = tpl.get('apiserver_port')
-    if port is not None and not 1024 <= port <= 65535:
-        raise Invalid("Invalid input for field/attribute apiserver_port. Value: '%s'. "
-                      "Value should be in the range 1024..65535" % port)
-    driver = drivers.find(coe, tpl['server_type'], tpl['cluster_distro'], tpl['labels'])
-    tpl['driver'] = driver.name
-    labels_mod.validate(tpl['labels'], coe=coe, network_driver=tpl.get('network_driver'),
-                        volume_driver=tpl.get('volume_driver'),
-                        cluster_distro=tpl['cluster_distro'],
-                        docker_storage_driver=storage,
-                        cluster_user_trust=cluster_user_trust)
-    driver.check(tpl, tpl['labels'])
-    return tpl
 
 
 def check_volume_size(size, storage_driver):
@@ -150,6 +159,7 @@ def update_template(current, patched, in_use, image_catalog=None, cluster_user_t
                        for k in changed))
     record['labels'] = labels_mod.parse(record.get('labels'))
     if 'image_id' in changed:
+        check_template_choices(record)
         record['cluster_distro'] = images.os_distro(record['image_id'], image_catalog)
     validate_template(record, cluster_user_trust=cluster_user_trust)
     return record

@@ -57,6 +57,12 @@ distro:
   returned: success
   type: str
   sample: debian
+external_network:
+  description: The id of the external network the cluster's router and floating IPs use -
+    the template's, or, when it names none, the cloud's only external network.
+  returned: success
+  type: str
+  sample: 5d0e5a9e-27c4-4c1b-9f5e-4e5a8c3d2b1a
 needs:
   description: New servers the cluster needs, per flavor.
   returned: success
@@ -65,7 +71,7 @@ needs:
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+from ansible_collections.openstack.magnum.plugins.module_utils import cloud, fields
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
 
 
@@ -83,13 +89,14 @@ class ClusterCloudCheckModule(CloudModule):
             raise Invalid("Image %s doesn't contain os_distro %s (it has %s)."
                           % (template['image_id'], template['cluster_distro'], distro))
         checks.template(template)
+        external = checks.external_network(template.get('external_network_id'), pick=True)
         checks.cluster(record)
         checks.node_image(template, record.get('labels'))
         needs = self.needs(checks, record, template, groups)
         if template['server_type'] == 'bm':
             checks.bare_metal(record, groups)
         checks.capacity(template['server_type'], sorted(needs.items()))
-        self.exit_json(changed=False, distro=distro, needs=needs)
+        self.exit_json(changed=False, distro=distro, needs=needs, external_network=external)
 
     def needs(self, checks, record, template, groups):
         """New servers per flavor: wanted counts minus the servers each group has."""
@@ -99,8 +106,8 @@ class ClusterCloudCheckModule(CloudModule):
         for group in groups:
             wanted = counts.get(group['uuid'], counts.get(group['name'], group['node_count']))
             missing = int(wanted) - have.get(group['uuid'], 0)
-            flavor = group.get('flavor_id') or (record['master_flavor_id'] if group['role'] == 'master'
-                                                else record['flavor_id'])
+            flavor = fields.flavor_of(group.get('flavor_id'), record['master_flavor_id']
+                                      if group['role'] == 'master' else record['flavor_id'])
             if missing > 0:
                 needs[flavor] = needs.get(flavor, 0) + missing
         return needs

@@ -36,19 +36,21 @@ options:
     description: Image name or id; its OS distribution selects the driver. Required to create.
     type: str
   external_network_id:
-    description: External network of the cluster. Required to create.
+    description: External network of the cluster's router and floating IPs; when unset, the
+      cloud's only external network (C(router:external)).
     type: str
   keypair_id:
     description: Default SSH keypair of clusters made from the template.
     type: str
   flavor_id:
-    description: Flavor of worker nodes (default C(m1.small)).
+    description: Flavor of worker nodes; when unset (and the cluster names none), C(m1.small).
     type: str
   master_flavor_id:
-    description: Flavor of master nodes (default C(m1.small)).
+    description: Flavor of master nodes; when unset (and the cluster names none), C(m1.small).
     type: str
   dns_nameserver:
-    description: DNS server of the cluster network (default C(8.8.8.8)).
+    description: DNS server of the cluster network; when unset, the cloud's own (Neutron's
+      DHCP servers; the host's for local nodes).
     type: str
   fixed_network:
     description: Existing private network to use instead of creating one.
