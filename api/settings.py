@@ -69,5 +69,5 @@ class Settings:
         """The settings the core's validation needs; with the openstack provider,
         templates and clusters are checked against its cloud (as the caller, given
         ``caller_cloud``: a connection, or openstack.connect() arguments)."""
-        return {'cluster_user_trust': self.cluster_user_trust,
+        return {'cluster_user_trust': self.cluster_user_trust, 'provider': self.provider,
                 'cloud': (caller_cloud or self.cloud) if self.provider == 'openstack' else None}

@@ -251,8 +251,8 @@ def test_nodes_need_room_on_the_host(project, tmp_path):
             headers=LATEST, timeout=30)
         assert resp.status_code == 202, resp.text
 
-        def group_settled():
-            group = requests.get(server.url + '/v1/clusters/cpu/nodegroups/huge',
+        def group_settled(name='huge'):
+            group = requests.get(server.url + '/v1/clusters/cpu/nodegroups/' + name,
                                  headers=LATEST, timeout=30).json()
             return group if 'IN_PROGRESS' not in group['status'] else None
         group = wait_for(group_settled, timeout=300, interval=1)
@@ -274,6 +274,25 @@ def test_nodes_need_room_on_the_host(project, tmp_path):
                                       headers=LATEST, timeout=30).status_code == 404,
                  timeout=300, interval=1)
         assert names(uuids[1]) == nodes
+
+        # An image the provider does not have: a template naming it is refused; a node
+        # group given it fails before any node starts, naming what the provider has.
+        refused = requests.post(server.url + '/v1/clustertemplates', headers=LATEST,
+                                timeout=30, json=dict(TPL, name='ubuntu', image_id='ubuntu-22.04'))
+        assert refused.status_code == 400, refused.text
+        assert refused.json()['errors'][0]['detail'] == (
+            'Image ubuntu-22.04 could not be found. The local provider has its Debian 12 node '
+            'image only, named debian-12 or debian-12-<version>.')
+        resp = requests.post(server.url + '/v1/clusters/cpu/nodegroups', json={
+            'name': 'other', 'image_id': 'ubuntu-22.04', 'node_count': 1},
+            headers=LATEST, timeout=30)
+        assert resp.status_code == 202, resp.text
+        group = wait_for(lambda: group_settled('other'), timeout=300, interval=1)
+        assert group['status'] == 'CREATE_FAILED', group
+        assert refused.json()['errors'][0]['detail'] in group['status_reason'], group
+        assert names(uuids[1]) == nodes
+        assert requests.delete(server.url + '/v1/clusters/cpu/nodegroups/other',
+                               headers=LATEST, timeout=30).status_code == 204
 
         requests.delete(server.url + '/v1/clusters/cpu', headers=LATEST, timeout=30)
         assert settle(server, 'cpu')['status'] == 'GONE'

@@ -207,3 +207,19 @@ def test_named_nodes_at_an_unchanged_count_are_replaced_by_new_numbers():
     assert step['add'] == [3]
     # A plain grow fills the gaps earlier removals left.
     assert ln.plan_group(existing[:1] + existing[2:], 3)['add'] == [1]
+
+
+def test_the_local_provider_has_its_node_image_under_its_names_and_the_catalogs():
+    # debian-12, and debian-12-<version> (a new name is a new image: upgrades rebuild)
+    for name in ('debian-12', 'debian-12-r2', 'debian-12-gpu'):
+        assert ln.image_problem(name) == ''
+    assert ln.image_problem('ubuntu-22.04') == (
+        'Image ubuntu-22.04 could not be found. The local provider has its Debian 12 node '
+        'image only, named debian-12 or debian-12-<version>.')
+    assert ln.image_problem('golden', {'golden': 'debian'}) == ''
+    assert ln.image_problem('debian-11', {'golden': 'debian', 'base': 'debian'}).endswith(
+        'named debian-12 or debian-12-<version>, and as base, golden (MAGNUM_IMAGE_CATALOG).')
+    plan = [{'name': 'lb', 'image': None}, {'name': 'n0', 'image': 'debian-12'},
+            {'name': 'n1', 'image': 'fedora-coreos'}]
+    assert ln.images_problem(plan).startswith('Image fedora-coreos could not be found.')
+    assert ln.images_problem(plan[:2]) == ''

@@ -96,6 +96,12 @@ def registry_host(value):
     return registries.host(value) or ''
 
 
+def local_nodes_image_problem(create):
+    """The local provider's refusal of the new nodes' images (the catalog from
+    MAGNUM_IMAGE_CATALOG, as the API reads it), or ''."""
+    return local_nodes.images_problem(create, images.catalog())
+
+
 def _wrap(name, fn):
     def filter_fn(*args, **kwargs):
         try:
@@ -118,6 +124,8 @@ class FilterModule(object):
                 'local_nodes_existing': _wrap('local_nodes_existing',
                                               local_nodes.existing_nodes),
                 'local_nodes_room': _wrap('local_nodes_room', local_nodes.room_problem),
+                'local_nodes_image_problem': _wrap('local_nodes_image_problem',
+                                                   local_nodes_image_problem),
                 'nodes_by_group': _wrap('nodes_by_group', local_nodes.nodes_by_group),
                 'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
                 'local_nodes_as_servers': _wrap('local_nodes_as_servers',

@@ -117,9 +117,11 @@ class MagnumModule(object):
     def core_settings(self):
         """The service settings the core's validation takes: cluster_user_trust (which
         lets templates and clusters turn cloud_provider_enabled on) from
-        MAGNUM_CLUSTER_USER_TRUST, as the API's --cluster-user-trust."""
+        MAGNUM_CLUSTER_USER_TRUST, as the API's --cluster-user-trust; the provider
+        (MAGNUM_PROVIDER), whose images a template must name."""
         return {'cluster_user_trust': labels.to_bool(
-            os.environ.get('MAGNUM_CLUSTER_USER_TRUST'), False)}
+            os.environ.get('MAGNUM_CLUSTER_USER_TRUST'), False),
+            'provider': os.environ.get('MAGNUM_PROVIDER', 'docker')}
 
     def exit_json(self, **kwargs):
         self.ansible.exit_json(**kwargs)

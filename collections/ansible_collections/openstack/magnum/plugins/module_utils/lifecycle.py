@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
-    drivers, external_clusters, fields, images, model, states, tls)
+    drivers, external_clusters, fields, images, local_nodes, model, states, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
     Conflict, Invalid, NotFound)
 
@@ -82,6 +82,19 @@ def _image_catalog(settings, checks):
     return settings.get('image_catalog')
 
 
+def _check_local_image(settings, template):
+    """On the local (docker) provider, the template's image is one it has, unless the
+    driver brings its own infrastructure (a cloud's Glance answers for the others)."""
+    if settings.get('provider') != 'docker':
+        return
+    driver = drivers.find(template['coe'], template['server_type'], template['cluster_distro'],
+                          template.get('labels'))
+    problem = '' if driver.own_infrastructure else local_nodes.image_problem(
+        template['image_id'], settings.get('image_catalog') or images.catalog())
+    if problem:
+        raise Invalid(problem)
+
+
 def create_template(store, data, scope, settings=None, allowed=None):
     """Validate and record a template; ``allowed(record)`` (the API's policy) is asked
     once the body is found good, as Magnum asks."""
@@ -93,6 +106,7 @@ def create_template(store, data, scope, settings=None, allowed=None):
         cluster_user_trust=settings.get('cluster_user_trust', False))
     if allowed is not None:
         allowed(record)
+    _check_local_image(settings, record)
     if checks is not None:
         checks.template(record)
         checks.node_image(record)
@@ -114,6 +128,8 @@ def update_template(store, current, patched, scope, settings=None):
             image_catalog=_image_catalog(settings, checks if image_changed else None),
             cluster_user_trust=settings.get('cluster_user_trust', False))
         values = dict((k, v) for k, v in record.items() if v != latest.get(k))
+        if image_changed:
+            _check_local_image(settings, record)
         if values and checks is not None:
             checks.template(record)
             checks.node_image(record)

@@ -187,6 +187,36 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
             'remove': [dict((k, n.get(k)) for k in keys) for n in removing]}
 
 
+# The one image the local provider boots: its Debian 12 node image (roles/node_image),
+# under this name or this name and a version (``debian-12-r2``: a new name is a new
+# image, so an upgrade to it rebuilds the nodes as it would on a cloud).
+NODE_IMAGE = 'debian-12'
+
+
+def image_problem(image_id, catalog=None):
+    """Why the local provider cannot boot image ``image_id``, or ``''``: it has its node
+    image (``NODE_IMAGE``, ``NODE_IMAGE-<version>``) and the names ``catalog``
+    (MAGNUM_IMAGE_CATALOG) lists, and no other."""
+    catalog = catalog or {}
+    if image_id in catalog or image_id == NODE_IMAGE or \
+            str(image_id).startswith(NODE_IMAGE + '-'):
+        return ''
+    return ("Image %s could not be found. The local provider has its Debian 12 node image "
+            "only, named %s or %s-<version>%s." % (
+                image_id, NODE_IMAGE, NODE_IMAGE,
+                ', and as %s (MAGNUM_IMAGE_CATALOG)' % ', '.join(sorted(catalog))
+                if catalog else ''))
+
+
+def images_problem(create, catalog=None):
+    """The first image_problem of the nodes to create (plan entries with an ``image``)."""
+    for node in create or []:
+        problem = image_problem(node['image'], catalog) if node.get('image') else ''
+        if problem:
+            return problem
+    return ''
+
+
 MEMORY_UNITS = {'b': 1, 'k': 1024, 'm': 1024 ** 2, 'g': 1024 ** 3, 't': 1024 ** 4}
 
 
