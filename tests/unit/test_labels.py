@@ -96,3 +96,17 @@ def test_master_lb_allowed_cidrs_let_the_clusters_own_subnet_in():
         ['10.0.0.0/24', '192.0.2.0/24']
     with pytest.raises(Invalid, match="must be a CIDR, not 'nope'"):
         labels.master_lb_allowed_cidrs({'master_lb_allowed_cidrs': 'nope'}, '10.0.0.0/24')
+
+
+def test_a_field_and_a_label_read_a_boolean_in_the_same_words():
+    from ansible_collections.openstack.magnum.plugins.module_utils import fields
+    for word in labels.TRUE_WORDS + tuple(w.upper() for w in labels.TRUE_WORDS):
+        assert fields.coerce(fields.CLUSTER_TEMPLATE, 'public', word) is True
+        assert labels.to_bool(word) is True
+        labels.validate({'monitoring_enabled': word})
+    for word in labels.FALSE_WORDS:
+        assert fields.coerce(fields.CLUSTER_TEMPLATE, 'public', word) is False
+        assert labels.to_bool(word, default=True) is False
+        labels.validate({'monitoring_enabled': word})
+    with pytest.raises(Invalid, match='Label monitoring_enabled must be true or false'):
+        labels.validate({'monitoring_enabled': 'perhaps'})

@@ -106,9 +106,6 @@ QUOTA = {
 # Dict fields that also accept the CLI's "k=v,k2=v2" form.
 LABEL_FIELDS = ('labels', 'node_labels', 'properties')
 
-_BOOL_TRUE = ('true', '1', 'yes', 'on', 't', 'y')
-_BOOL_FALSE = ('false', '0', 'no', 'off', 'f', 'n')
-
 
 # The store's limits (Magnum's too): strings of 255 characters, 32-bit integers.
 MAX_STR = 255
@@ -218,9 +215,9 @@ def coerce(table, field, value):
         if isinstance(value, bool):
             return value
         text = str(value).strip().lower()
-        if text in _BOOL_TRUE:
+        if text in labels.TRUE_WORDS:
             return True
-        if text in _BOOL_FALSE:
+        if text in labels.FALSE_WORDS:
             return False
         raise wrong(field, value, "Wrong type. Expected 'bool'.")
     if kind == DICT:

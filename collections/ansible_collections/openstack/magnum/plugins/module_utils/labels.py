@@ -26,8 +26,9 @@ CIDRS = 'cidrs'
 TAG = 'tag'
 STR = 'str'
 
-_TRUE = ('true', '1', 'yes', 'on')
-_FALSE = ('false', '0', 'no', 'off')
+# The words a boolean is written in, a field's (oslo's bool_from_string) and a label's.
+TRUE_WORDS = ('true', '1', 'yes', 'on', 't', 'y')
+FALSE_WORDS = ('false', '0', 'no', 'off', 'f', 'n')
 
 # name -> (type, allowed values or None). Every label the user guide names.
 CATALOGUE = {
@@ -206,7 +207,7 @@ def to_bool(value, default=False):
         return default
     if isinstance(value, bool):
         return value
-    return str(value).strip().lower() in _TRUE
+    return str(value).strip().lower() in TRUE_WORDS
 
 
 def version_tuple(tag):
@@ -219,7 +220,7 @@ def version_tuple(tag):
 def _check_value(key, value):
     kind, allowed = CATALOGUE[key]
     if kind == BOOL:
-        if str(value).lower() not in _TRUE + _FALSE:
+        if str(value).lower() not in TRUE_WORDS + FALSE_WORDS:
             raise Invalid("Label %s must be true or false, not %r." % (key, value))
     elif kind == INT:
         try:
