@@ -308,6 +308,12 @@ def seeded_request_set():
         mv('1.9'), {'node_count': 2, 'nodegroup': 'nope'})
     add('seeded: upgrade to missing template', 'POST', '/v1/clusters/c1/actions/upgrade',
         mv('1.8'), {'cluster_template': 'nope'})
+    # a node group's bounds (Magnum's NodeGroupInvalidInput, a 409, before its conductor)
+    for label, body in (('min above max', {'min_node_count': 3, 'max_node_count': 2}),
+                        ('count above max', {'node_count': 4, 'max_node_count': 3}),
+                        ('min above count', {'node_count': 1, 'min_node_count': 2})):
+        add('seeded: nodegroup create, ' + label, 'POST', '/v1/clusters/c1/nodegroups',
+            mv('1.9'), dict(body, name='ng'))
     add('seeded: reader deletes cluster', 'DELETE', '/v1/clusters/c1', READER)
     add('seeded: reader patches template', 'PATCH', '/v1/clustertemplates/tpl', READER,
         [{'op': 'replace', 'path': '/name', 'value': 'x'}])

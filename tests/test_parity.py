@@ -177,8 +177,10 @@ def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_pa
     resize = '/v1/clusters/c1/actions/resize'
     for body, message in (
             ({'node_count': 2, 'nodegroup': 'default-master'}, 'role master is not supported'),
-            ({'node_count': 4}, 'above its max_node_count 3'),
-            ({'node_count': 0}, 'below its min_node_count 1'),
+            ({'node_count': 4}, 'outside the allowed range: min_node_count = 1, '
+                                'max_node_count = 3'),
+            ({'node_count': 0}, 'outside the allowed range: min_node_count = 1, '
+                                'max_node_count = 3'),
             ({'node_count': 2, 'nodes_to_remove': ['c1-node-7']}, 'c1-node-7')):
         refusal = api('POST', resize, body)
         assert message in refusal

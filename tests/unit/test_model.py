@@ -188,9 +188,20 @@ def test_nodegroup_rules():
     with pytest.raises(Invalid, match='effect'):
         model.build_nodegroup({'name': 'ng', 'node_taints': [{'key': 'a', 'effect': 'Never'}]},
                               record, tpl)
-    with pytest.raises(Invalid, match='max_node_count'):
-        model.build_nodegroup({'name': 'ng', 'min_node_count': 3, 'max_node_count': 2},
-                              record, tpl)
+    # a node group's bounds: one rule, Magnum's words and its 409 (NodeGroupInvalidInput);
+    # a max_node_count of 0 is none, as in Magnum
+    for given, refusal in (
+            ({'min_node_count': 3, 'max_node_count': 2}, 'max_node_count for ng is invalid '
+             '(min_node_count (3) should be less or equal to max_node_count (2)).'),
+            ({'node_count': 4, 'max_node_count': 3}, 'max_node_count for ng is invalid '
+             '(node_count (4) should be less or equal to max_node_count (3)).'),
+            ({'node_count': 1, 'min_node_count': 2}, 'min_node_count for ng is invalid '
+             '(min_node_count (2) should be less or equal to node_count (1)).')):
+        with pytest.raises(Conflict) as refused:
+            model.build_nodegroup(dict(given, name='ng'), record, tpl)
+        assert str(refused.value) == refusal
+    assert model.build_nodegroup({'name': 'ng', 'node_count': 2, 'max_node_count': 0},
+                                 record, tpl)['max_node_count'] == 0
     with pytest.raises(Invalid, match='default nodegroup'):
         model.check_nodegroup_delete({'is_default': True})
 

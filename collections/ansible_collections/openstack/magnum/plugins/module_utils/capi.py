@@ -25,7 +25,8 @@ import re
 from ansible_collections.openstack.magnum.plugins.module_utils import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils import local_nodes
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
-from ansible_collections.openstack.magnum.plugins.module_utils.fields import flavor_of
+from ansible_collections.openstack.magnum.plugins.module_utils.fields import (
+    check_count_range, flavor_of)
 
 NAMESPACE_PREFIX = 'magnum'
 # The chart, as magnum-capi-helm's defaults name it; the operator's configuration
@@ -160,12 +161,7 @@ def node_counts(group, labels, default_worker):
     if low < 1:
         raise Invalid("Node group %s: min_node_count must be at least 1 (Cluster API's "
                       "OpenStack provider cannot scale a group to zero)." % group['name'])
-    if low > count:
-        raise Invalid("Node group %s: min_node_count %d is above its node_count %d."
-                      % (group['name'], low, count))
-    if high < low:
-        raise Invalid("Node group %s: max_node_count %d is below its min_node_count %d."
-                      % (group['name'], high, low))
+    check_count_range(group['name'], count, low, high, error=Invalid)
     return low, high
 
 

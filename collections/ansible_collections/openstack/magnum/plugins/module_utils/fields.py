@@ -12,7 +12,7 @@ import uuid as uuidlib
 from ansible.module_utils.six import string_types, integer_types
 
 from ansible_collections.openstack.magnum.plugins.module_utils import labels
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict, Invalid
 
 STR, INT, BOOL, DICT, LIST = 'str', 'int', 'bool', 'dict', 'list'
 # A UUID as Magnum takes one: 32 hex digits, dashes where the canonical form has them.
@@ -291,3 +291,20 @@ def flavor_of(*named):
     """The first flavor ``named`` (node group's, cluster's, template's...), else the
     default."""
     return next((name for name in named if name), DEFAULT_FLAVOR)
+
+
+def check_count_range(name, node_count, low, high, error=Conflict):
+    """min_node_count <= node_count <= max_node_count (a max of None or 0 is none): the
+    one rule of a node group's bounds, in Magnum's words and status (its
+    NodeGroupInvalidInput, a 409; ``error`` another, for bounds read from labels)."""
+    def refuse(attr, expl):
+        raise error("%s for %s is invalid (%s)." % (attr, name, expl))
+    if high and high < low:
+        refuse('max_node_count', 'min_node_count (%s) should be less or equal to '
+                                 'max_node_count (%s)' % (low, high))
+    if high and node_count > high:
+        refuse('max_node_count', 'node_count (%s) should be less or equal to '
+                                 'max_node_count (%s)' % (node_count, high))
+    if low > node_count:
+        refuse('min_node_count', 'min_node_count (%s) should be less or equal to '
+                                 'node_count (%s)' % (low, node_count))

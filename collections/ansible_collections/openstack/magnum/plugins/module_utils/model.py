@@ -289,12 +289,10 @@ def check_resize(cluster, nodegroup, node_count, nodes_to_remove):
     if nodegroup['role'] == RESERVED_ROLE:
         raise Invalid("Resizing a nodegroup with role master is not supported.")
     low, high = nodegroup.get('min_node_count') or 0, nodegroup.get('max_node_count')
-    if node_count < low:
-        raise Invalid("Resizing %s to %d nodes is below its min_node_count %d."
-                      % (nodegroup['name'], node_count, low))
-    if high is not None and node_count > high:
-        raise Invalid("Resizing %s to %d nodes is above its max_node_count %d."
-                      % (nodegroup['name'], node_count, high))
+    if node_count < low or (high and node_count > high):
+        # Magnum's NGResizeOutBounds (its max_node_count 0 is "none", as here)
+        raise Invalid("Resizing %s outside the allowed range: min_node_count = %s, "
+                      "max_node_count = %s." % (nodegroup['name'], low, high))
     # As Magnum: nodes_to_remove at the same (or a larger) count replaces the named nodes
     # with new ones (the auto-healer repairs a worker so).
     known = nodegroup.get('nodes') or []
@@ -367,13 +365,13 @@ def check_node_counts(group):
     if group['node_count'] < 0:
         raise Invalid("Invalid input for field/attribute node_count. Value: '%s'. "
                       "Value should be greater or equal to 0" % group['node_count'])
-    low, high = group.get('min_node_count') or 0, group.get('max_node_count')
+    low = group.get('min_node_count') or 0
     if low < 0:
-        raise Invalid("min_node_count must be greater or equal to 0.")
-    if high is not None and high < low:
-        raise Invalid("min_node_count (%s) must not exceed max_node_count (%s)." % (low, high))
-    if group['node_count'] < low or (high is not None and group['node_count'] > high):
-        raise Invalid("node_count %s is outside [%s, %s]." % (group['node_count'], low, high))
+        raise Invalid("Invalid input for field/attribute min_node_count. Value: '%s'. "
+                      "Value should be greater or equal to 0" % low)
+    fields.check_count_range(group['name'], group['node_count'], low,
+                             group.get('max_node_count'))
+
 
 
 def check_taints(taints, role):
