@@ -13,7 +13,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils import (
     addons, baremetal, cloud, cloud_servers, drivers, failures, images, k8s_config, labels,
-    local_nodes, mesos_config, node_files, node_volumes, registries)
+    local_nodes, mesos_config, node_files, node_volumes, operations, registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
 
 
@@ -178,4 +178,5 @@ class FilterModule(object):
                 'mesos_mirror_files': _wrap('mesos_mirror_files', mesos_config.mirror_files),
                 'mesos_node_files': _wrap('mesos_node_files', mesos_config.node_files),
                 'mesos_running_tasks': _wrap('mesos_running_tasks', mesos_config.running_tasks),
+                'operation_plan': _wrap('operation_plan', operations.plan),
                 'failure_reason': failures.failure_reason}

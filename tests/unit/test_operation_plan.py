@@ -1,0 +1,54 @@
+"""The step plan of every operation for every driver on every provider
+(module_utils/operations.py, which roles/cluster_operation loops over)."""
+
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.openstack.magnum.plugins.module_utils import drivers, operations
+from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+
+ROLES = (Path(__file__).resolve().parents[2]
+         / 'collections/ansible_collections/openstack/magnum/roles')
+PROVIDERS = ('docker', 'openstack', 'none')
+CASES = [(d, p, o) for d in drivers.REGISTRY for p in PROVIDERS for o in operations.OPERATIONS]
+
+
+def test_every_driver_provider_and_operation_is_covered():
+    assert sorted(set(d.name for d, _, _ in CASES)) == sorted(d.name for d in drivers.REGISTRY)
+    assert len(CASES) == len(drivers.REGISTRY) * 3 * 7
+
+
+@pytest.mark.parametrize('driver, provider, operation', CASES,
+                         ids=['%s-%s-%s' % (d.name, p, o) for d, p, o in CASES])
+def test_the_plan_of(driver, provider, operation):
+    as_dict = driver.as_dict()
+    plan = operations.plan(as_dict, operation, provider)
+    infra = [] if provider == 'none' or driver.own_infrastructure else ['infra_' + provider]
+    assert plan['provider_roles'] == infra
+    assert plan['driver_roles'] == list(driver.roles)
+    steps = [tuple(step) for step in plan['steps']]
+    if operation == 'delete':
+        # the COE lets its nodes go first, the provider deletes the servers last
+        assert steps == [(r, 'delete') for r in list(driver.roles) + infra]
+    else:
+        first = [(r, 'removal_order') for r in driver.roles] if (
+            operation == 'resize' and driver.picks_nodes_to_remove) else []
+        assert steps == first + [(r, operation) for r in infra] + \
+            [(r, operation) for r in driver.roles] + [(r, 'remove_nodes') for r in infra]
+    # every step is a tasks file its role has, unless the driver refuses the operation
+    # before it starts
+    missing = [s for s in steps if not (ROLES / s[0] / 'tasks' / (s[1] + '.yml')).exists()]
+    if operation in driver.cannot:
+        with pytest.raises(Exception, match=r'\(driver %s\)' % driver.name):
+            driver.check_operation(operation)
+    else:
+        assert missing == []
+
+
+def test_the_infrastructure_alone_and_unknown_operations():
+    swarm = drivers.by_name('swarm_mode').as_dict()
+    assert operations.plan(swarm, 'create', 'openstack', coe=False)['steps'] == [
+        ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
+    with pytest.raises(Invalid, match="Unknown operation 'rebuild'"):
+        operations.plan(swarm, 'rebuild', 'docker')
