@@ -3,6 +3,7 @@ build context from execution-environment.yml (building the image needs a base im
 these machines cannot pull). Its collections are galaxy.yml's dependencies, its Python
 packages the collection's requirements.txt, which holds what the modules import."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -99,3 +100,30 @@ def test_the_changelog_is_kept_as_ansible_collections_keep_it(tmp_path):
     released = yaml.safe_load((COLLECTION / 'changelogs' / 'changelog.yaml').read_text())
     galaxy = yaml.safe_load((COLLECTION / 'galaxy.yml').read_text())
     assert galaxy['version'] in released['releases']
+
+
+DOCS_TOOL = shutil.which('antsibull-docs', path=str(Path(sys.executable).parent))
+RENDER_DOCS = ('antsibull-docs collection --use-current --fail-on-error --squash-hierarchy '
+               '--output-format simplified-rst --dest-dir docs/collection openstack.magnum')
+
+
+@pytest.mark.skipif(not DOCS_TOOL, reason='no antsibull-docs (pip install -e .[test])')
+def test_the_collections_docs_are_what_antsibull_docs_renders(tmp_path):
+    """docs/collection/: every module's and filter's documentation as antsibull-docs (the
+    Ansible ecosystem's renderer, as docs.ansible.com's) renders it from the plugins -
+    which it parses strictly (--fail-on-error) - and no stale page beside them (its
+    first line, the tool's version, aside)."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / 'collections'),
+               PATH='%s:%s' % (Path(sys.executable).parent, os.environ['PATH']))
+    run = subprocess.run([DOCS_TOOL] + RENDER_DOCS.split()[1:-3] + [
+        '--dest-dir', str(tmp_path), 'openstack.magnum'], env=env, capture_output=True,
+        text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    def pages(directory):
+        return dict((p.name, p.read_text().split('\n', 1)[1]) for p in directory.glob('*.rst'))
+    rendered, kept = pages(tmp_path), pages(REPO / 'docs' / 'collection')
+    stale = sorted(set(kept) - set(rendered)) + sorted(
+        name for name in rendered if kept.get(name) != rendered[name])
+    assert stale == [], 'render again, from the checkout: ANSIBLE_COLLECTIONS_PATH=collections ' \
+        + RENDER_DOCS
