@@ -374,7 +374,7 @@ def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_i
     env = playbook_env(tmp_path)
     disk = tmp_path / 'disk'
     with open(disk, 'wb') as out:
-        cloud.image.download(node_image, output=out)
+        cloud.image.download_image(node_image, output=out)
     properties = node_image.properties
     bare = cloud.image.create_image(
         name=IMAGE + '-no-cloud-init', filename=str(disk), disk_format=node_image.disk_format,
