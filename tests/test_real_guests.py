@@ -367,10 +367,12 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
 
 def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_image, tmp_path):
     """Item 6 of issue #44: an image whose cloud-init does not run (the node image booted
-    with ``cloud-init=disabled``: sshd answers, no user data is applied, so the provider's
-    user and the cluster's key are not there) - the create fails after the first half of
-    the SSH wait, naming the server, the missing cloud-init and ssh's refusal, without the
-    reboot and second half a silent server gets; the failed cluster deletes to nothing."""
+    with ``cloud-init=disabled``, and ``ip=dhcp`` - the kernel's own DHCP, as an image that
+    configures its network without cloud-init does: sshd answers, no user data is applied,
+    so the provider's user and the cluster's key are not there) - the create fails after
+    the first half of the SSH wait, naming the server, the missing cloud-init and ssh's
+    refusal, without the reboot and second half a silent server gets; the failed cluster
+    deletes to nothing."""
     env = playbook_env(tmp_path)
     disk = tmp_path / 'disk'
     with open(disk, 'wb') as out:
@@ -380,7 +382,8 @@ def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_i
         name=IMAGE + '-no-cloud-init', filename=str(disk), disk_format=node_image.disk_format,
         container_format='bare', os_distro='debian', kernel_id=node_image.kernel_id,
         ramdisk_id=node_image.ramdisk_id, hw_machine_type='pc',
-        os_command_line=(properties.get('os_command_line', '') + ' cloud-init=disabled').strip(),
+        os_command_line=(properties.get('os_command_line', '')
+                         + ' cloud-init=disabled ip=dhcp').strip(),
         magnum_packages=properties['magnum_packages'])
     disk.unlink()
     try:
