@@ -330,6 +330,18 @@ def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
     assert left == [], left
 
 
+def boot_properties(node_image, command_line):
+    """The node image's Glance properties for another image booted as it is (its kernel,
+    initrd, machine and devices), with ``command_line``."""
+    given = node_image.properties or {}
+    return dict(os_distro='debian', kernel_id=node_image.kernel_id,
+                ramdisk_id=node_image.ramdisk_id, os_command_line=command_line,
+                hw_machine_type=node_image.hw_machine_type or 'pc',
+                hw_disk_bus=node_image.hw_disk_bus or 'virtio',
+                hw_vif_model=node_image.hw_vif_model or 'virtio',
+                magnum_packages=given['magnum_packages'])
+
+
 def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_error(
         cloud, node_image, tmp_path):
     """Item 6 of issue #44: an image that boots no system (the node image's kernel and
@@ -340,10 +352,7 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
     env = playbook_env(tmp_path)
     broken = cloud.image.create_image(
         name=IMAGE + '-empty', data=b'\0' * (1 << 20), disk_format='raw',
-        container_format='bare', os_distro='debian', kernel_id=node_image.kernel_id,
-        ramdisk_id=node_image.ramdisk_id,
-        os_command_line=node_image.properties.get('os_command_line', ''),
-        hw_machine_type='pc', magnum_packages=node_image.properties['magnum_packages'])
+        container_format='bare', **boot_properties(node_image, node_image.os_command_line))
     try:
         # create_timeout 4 minutes: the SSH wait's bound is half of it, 2 minutes, in two
         # halves with the reboot between
@@ -377,14 +386,10 @@ def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_i
     disk = tmp_path / 'disk'
     with open(disk, 'wb') as out:
         cloud.image.download_image(node_image, output=out)
-    properties = node_image.properties
     bare = cloud.image.create_image(
         name=IMAGE + '-no-cloud-init', filename=str(disk), disk_format=node_image.disk_format,
-        container_format='bare', os_distro='debian', kernel_id=node_image.kernel_id,
-        ramdisk_id=node_image.ramdisk_id, hw_machine_type='pc',
-        os_command_line=(properties.get('os_command_line', '')
-                         + ' cloud-init=disabled ip=dhcp').strip(),
-        magnum_packages=properties['magnum_packages'])
+        container_format='bare', **boot_properties(
+            node_image, node_image.os_command_line + ' cloud-init=disabled ip=dhcp'))
     disk.unlink()
     try:
         # create_timeout 12 minutes: the SSH wait's first half is 3 minutes, the guest's
