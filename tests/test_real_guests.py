@@ -330,6 +330,12 @@ def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
     assert left == [], left
 
 
+# The guest's network without cloud-init: systemd-network-generator writes a DHCP .network
+# for eth0 from ip=, systemd-networkd applies it.
+NETWORKD = ('ip=eth0:dhcp systemd.wants=systemd-network-generator.service '
+            'systemd.wants=systemd-networkd.service')
+
+
 def boot_properties(node_image, command_line):
     """The node image's Glance properties for another image booted as it is (its kernel,
     initrd, machine and devices), with ``command_line``."""
@@ -376,9 +382,10 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
 
 def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_image, tmp_path):
     """Item 6 of issue #44: an image whose cloud-init does not run (the node image booted
-    with ``cloud-init=disabled``, and ``ip=dhcp`` - the kernel's own DHCP, as an image that
-    configures its network without cloud-init does: sshd answers, no user data is applied,
-    so the provider's user and the cluster's key are not there) - the create fails after
+    with ``cloud-init=disabled``; its network from systemd's own ``ip=`` generator and
+    systemd-networkd, as an image that configures its network without cloud-init does:
+    sshd answers, no user data is applied, so the provider's user and the cluster's key
+    are not there) - the create fails after
     the first half of the SSH wait, naming the server, the missing cloud-init and ssh's
     refusal, without the reboot and second half a silent server gets; the failed cluster
     deletes to nothing."""
@@ -389,7 +396,7 @@ def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_i
     bare = cloud.image.create_image(
         name=IMAGE + '-no-cloud-init', filename=str(disk), disk_format=node_image.disk_format,
         container_format='bare', **boot_properties(
-            node_image, node_image.os_command_line + ' cloud-init=disabled ip=dhcp'))
+            node_image, node_image.os_command_line + ' cloud-init=disabled ' + NETWORKD))
     disk.unlink()
     try:
         # create_timeout 12 minutes: the SSH wait's first half is 3 minutes, the guest's
