@@ -40,7 +40,9 @@ cloud_final_modules: [ write-files-deferred, scripts-vendor, scripts-per-once, s
 CFG
 rm -f "$root"/etc/ssh/ssh_host_*
 mkdir -p "$root/etc/systemd/system/ssh.service.d"
-printf '[Service]\nExecStartPre=-/bin/sh -c "ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1 || ssh-keygen -A"\n' \
+# Host keys before Debian's own "sshd -t" check (a drop-in's ExecStartPre would run after
+# it, and it fails without keys): a guest whose cloud-init does not run still has sshd.
+printf '[Service]\nExecStartPre=\nExecStartPre=-/bin/sh -c "ls /etc/ssh/ssh_host_*_key >/dev/null 2>&1 || ssh-keygen -A"\nExecStartPre=/usr/sbin/sshd -t\n' \
   >"$root/etc/systemd/system/ssh.service.d/magnum-hostkeys.conf"
 # ZooKeeper runs on a Mesos cluster's masters only: the mesos role starts it there.
 chroot "$root" systemctl disable zookeeper >/dev/null 2>&1 || true
