@@ -406,8 +406,9 @@ def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_i
         cluster = module(env, 'cluster_info', name='bare')['cluster']
         assert cluster['status'] == 'CREATE_FAILED', cluster
         reason = cluster['status_reason']
-        assert 'bare-' in reason and "refuses the cluster's key for user 'magnum'" in reason, (
-            reason)
+        servers = sorted(s.name for s in cloud.compute.servers() if s.name.startswith('bare-'))
+        assert reason.startswith("Servers %s answer SSH but refuse the cluster's key for user "
+                                 "'magnum'" % ', '.join(servers)), reason
         assert 'cloud-init' in reason and 'Permission denied (publickey' in reason, reason
         rebooted = [a.action for s in cloud.compute.servers() if s.name.startswith('bare-')
                     for a in cloud.compute.server_actions(s)]

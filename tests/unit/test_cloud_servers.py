@@ -112,8 +112,10 @@ def test_floating_addresses_are_read_from_novas_addresses():
 def test_an_ssh_wait_tells_silent_servers_from_those_that_refuse_the_key():
     # wait_for_connection's items: one reached, one silent (a reboot may help), two whose
     # sshd refused the cluster's key (no cloud-init ran: a reboot would not help)
-    refused = ('timed out waiting for ping module test: Failed to connect to the host via '
-               'ssh: magnum@10.113.0.5: Permission denied (publickey).')
+    refused = ('timed out waiting for ping module test: Data could not be sent to remote host '
+               '"10.113.0.5". Make sure this host can be reached over ssh: Warning: Permanently '
+               "added '10.113.0.5' (ED25519) to the list of known hosts.\r\nmagnum@10.113.0.5: "
+               'Permission denied (publickey,password).')
     results = [{'item': 'c-master-0', 'changed': False},
                {'item': 'c-node-0', 'failed': True, 'msg': 'timed out waiting for ping '
                 'module test: Failed to connect to the host via ssh: ssh: connect to host '
@@ -125,7 +127,10 @@ def test_an_ssh_wait_tells_silent_servers_from_those_that_refuse_the_key():
     assert outcome['refused'].startswith(
         "Servers c-node-1, c-node-2 answer SSH but refuse the cluster's key for user 'magnum': "
         "the image did not run cloud-init")
-    assert outcome['refused'].endswith('Last error: ' + refused)
+    assert outcome['refused'].endswith(
+        'Last error: timed out waiting for ping module test: Data could not be sent to remote '
+        'host "10.113.0.5". Make sure this host can be reached over ssh: magnum@10.113.0.5: '
+        'Permission denied (publickey,password).')
     one = cloud_servers.ssh_wait_outcome(results[2:3], 'magnum')['refused']
     assert one.startswith('Server c-node-1 answers SSH but refuses')
     assert cloud_servers.ssh_wait_outcome(results[:2]) == {'silent': ['c-node-0'], 'refused': ''}

@@ -11,6 +11,7 @@ __metaclass__ = type
 
 import base64
 import json
+import re
 import time
 
 from ansible_collections.openstack.magnum.plugins.module_utils import cloud
@@ -107,6 +108,9 @@ def floating_ip_nodes(nodes, enabled, bastion=''):
 
 # What ssh says when the server answers but has no such user, or not with this key.
 REFUSED = 'Permission denied (publickey'
+# ssh's notice before its error, with StrictHostKeyChecking=no: noise in a reason.
+KNOWN_HOST_NOTICE = re.compile(r"Warning: Permanently added '[^']*' \([^)]*\) to the list of "
+                               r"known hosts\.\s*")
 
 
 def ssh_wait_outcome(results, user='magnum'):
@@ -123,7 +127,7 @@ def ssh_wait_outcome(results, user='magnum'):
         message = str(result.get('msg') or '')
         if REFUSED in message:
             refused.append(str(result.get('item')))
-            error = error or message
+            error = error or KNOWN_HOST_NOTICE.sub('', message)
         else:
             silent.append(result.get('item'))
     reason = ''
