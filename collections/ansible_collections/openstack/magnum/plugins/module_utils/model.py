@@ -373,7 +373,6 @@ def check_node_counts(group):
                              group.get('max_node_count'))
 
 
-
 def check_taints(taints, role):
     if taints and role == RESERVED_ROLE:
         raise Invalid("node_taints are not allowed on master nodegroups.")
