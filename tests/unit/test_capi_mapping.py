@@ -135,7 +135,8 @@ def test_autoscaling_gives_each_group_its_bounds():
     fixed = capi.values(TEMPLATE, cluster(labels={'auto_scaling_enabled': 'true'}), groups(),
                         IMAGE)['nodeGroups']
     assert fixed == [{'name': 'default-worker', 'machineFlavor': 'm1.small', 'machineCount': 2}]
-    with pytest.raises(Invalid, match=r'max_node_count for default-worker is invalid \(min_node_count \(2\) should'):
+    with pytest.raises(Invalid, match=r'max_node_count for default-worker is invalid '
+                                      r'\(min_node_count \(2\) should'):
         capi.values(TEMPLATE, cluster(labels=dict(labels, min_node_count='2',
                                                   max_node_count='1')), groups(), IMAGE)
 
