@@ -9,6 +9,7 @@ cluster grows, shrinks, rotates its CA and reports a stopped server, and the del
 nothing. Skipped, saying so, on the fake-virt lab (no guest boots there) and without a lab.
 docs: docs "Clusters on an OpenStack cloud"."""
 
+import contextlib
 import json
 import os
 import shlex
@@ -330,6 +331,26 @@ def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
     assert left == [], left
 
 
+@contextlib.contextmanager
+def failed_create(env, cloud, name, image, create_timeout):
+    """Swarm 1+1 ``name`` on ``image`` created with `ansible-playbook`, which must end
+    CREATE_FAILED: yields its status_reason and the actions Nova recorded on its servers;
+    then deletes the cluster (which must succeed) and the image."""
+    try:
+        create_with_playbook(env, cloud, name, 'swarm', True, 1, image=image.name,
+                             create_timeout=create_timeout)
+        cluster = module(env, 'cluster_info', name=name)['cluster']
+        assert cluster['status'] == 'CREATE_FAILED', cluster
+        yield cluster['status_reason'], [
+            a.action for s in cloud.compute.servers() if s.name.startswith(name + '-')
+            for a in cloud.compute.server_actions(s)]
+    finally:
+        deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e',
+                      'cluster=' + name)
+        cloud.image.delete_image(image)
+        assert deleted.returncode == 0, deleted.stdout[-3000:]
+
+
 # The guest's network without cloud-init: systemd-network-generator writes a DHCP .network
 # for eth0 from ip=, systemd-networkd applies it.
 NETWORKD = ('ip=eth0:dhcp systemd.wants=systemd-network-generator.service '
@@ -359,24 +380,12 @@ def test_a_guest_that_never_answers_is_rebooted_once_then_named_with_its_ssh_err
     broken = cloud.image.create_image(
         name=IMAGE + '-empty', data=b'\0' * (1 << 20), disk_format='raw',
         container_format='bare', **boot_properties(node_image, node_image.os_command_line))
-    try:
-        # create_timeout 4 minutes: the SSH wait's bound is half of it, 2 minutes, in two
-        # halves with the reboot between
-        create_with_playbook(env, cloud, 'mute', 'swarm', True, 1, image=broken.name,
-                             create_timeout=4)
-        cluster = module(env, 'cluster_info', name='mute')['cluster']
-        assert cluster['status'] == 'CREATE_FAILED', cluster
-        reason = cluster['status_reason']
+    # create_timeout 4 minutes: the SSH wait's bound is half of it, 2 minutes, in two
+    # halves with the reboot between
+    with failed_create(env, cloud, 'mute', broken, create_timeout=4) as (reason, actions):
         assert 'mute-' in reason and 'ssh' in reason.lower(), reason
         assert 'create_timeout' not in reason, reason
-        rebooted = [a.action for s in cloud.compute.servers() if s.name.startswith('mute-')
-                    for a in cloud.compute.server_actions(s)]
-        assert 'reboot' in rebooted, rebooted
-    finally:
-        deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e',
-                      'cluster=mute')
-        cloud.image.delete_image(broken)
-        assert deleted.returncode == 0, deleted.stdout[-3000:]
+        assert 'reboot' in actions, actions
     assert [s.name for s in cloud.compute.servers() if s.name.startswith('mute-')] == []
 
 
@@ -398,26 +407,14 @@ def test_an_image_without_cloud_init_is_named_at_once_not_rebooted(cloud, node_i
         container_format='bare', **boot_properties(
             node_image, node_image.os_command_line + ' cloud-init=disabled ' + NETWORKD))
     disk.unlink()
-    try:
-        # create_timeout 12 minutes: the SSH wait's first half is 3 minutes, the guest's
-        # sshd answers about a minute into it
-        create_with_playbook(env, cloud, 'bare', 'swarm', True, 1, image=bare.name,
-                             create_timeout=12)
-        cluster = module(env, 'cluster_info', name='bare')['cluster']
-        assert cluster['status'] == 'CREATE_FAILED', cluster
-        reason = cluster['status_reason']
+    # create_timeout 12 minutes: the SSH wait's first half is 3 minutes, the guest's sshd
+    # answers about a minute into it
+    with failed_create(env, cloud, 'bare', bare, create_timeout=12) as (reason, actions):
         servers = sorted(s.name for s in cloud.compute.servers() if s.name.startswith('bare-'))
         assert reason.startswith("Servers %s answer SSH but refuse the cluster's key for user "
                                  "'magnum'" % ', '.join(servers)), reason
         assert 'cloud-init' in reason and 'Permission denied (publickey' in reason, reason
-        rebooted = [a.action for s in cloud.compute.servers() if s.name.startswith('bare-')
-                    for a in cloud.compute.server_actions(s)]
-        assert 'reboot' not in rebooted, rebooted
-    finally:
-        deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e',
-                      'cluster=bare')
-        cloud.image.delete_image(bare)
-        assert deleted.returncode == 0, deleted.stdout[-3000:]
+        assert 'reboot' not in actions, actions
     assert leftovers(cloud, 'bare-') == []
 
 

@@ -454,13 +454,15 @@ class CloudChecks(object):
             if int(labels.get(label) or 0) > 0:
                 raise Invalid("%s is not supported on bare metal (server_type=bm)." % label)
 
-    def template(self, tpl):
+    def template(self, tpl, pick=False):
         """As Magnum's template checks: not the keypair, which is a cluster's (a
-        cluster without its own takes the template's, checked then)."""
+        cluster without its own takes the template's, checked then). The external
+        network's id (``pick``: as external_network's)."""
         self.flavor(tpl.get('flavor_id'))
         self.flavor(tpl.get('master_flavor_id'))
-        self.external_network(tpl.get('external_network_id'))
+        external = self.external_network(tpl.get('external_network_id'), pick=pick)
         self.fixed_network(tpl.get('fixed_network'), tpl.get('fixed_subnet'))
+        return external
 
     def node_image(self, tpl, labels=None):
         """The template's image holds the packages its driver's nodes need, or the

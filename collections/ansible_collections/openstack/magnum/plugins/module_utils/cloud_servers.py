@@ -132,13 +132,12 @@ def ssh_wait_outcome(results, user='magnum'):
             silent.append(result.get('item'))
     reason = ''
     if refused:
-        reason = ("Server%s %s answer%s SSH but refuse%s the cluster's key for user %r: the "
-                  "image did not run cloud-init with the server's user data (an image for "
-                  "clusters needs cloud-init reading a config drive or the metadata service, "
-                  "as playbooks/cloud_image.yml builds it). Last error: %s" % (
-                      's' if len(refused) > 1 else '', ', '.join(refused),
-                      '' if len(refused) > 1 else 's', '' if len(refused) > 1 else 's',
-                      user, error))
+        verbs = ('Servers %s answer SSH but refuse' if len(refused) > 1
+                 else 'Server %s answers SSH but refuses') % ', '.join(refused)
+        reason = ("%s the cluster's key for user %r: the image did not run cloud-init with "
+                  "the server's user data (an image for clusters needs cloud-init reading a "
+                  "config drive or the metadata service, as playbooks/cloud_image.yml builds "
+                  "it). Last error: %s" % (verbs, user, error))
     return {'silent': silent, 'refused': reason}
 
 

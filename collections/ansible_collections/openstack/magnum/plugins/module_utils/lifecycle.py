@@ -85,11 +85,10 @@ def _image_catalog(settings, checks):
 def _check_local_image(settings, template):
     """On the local (docker) provider, the template's image is one it has, unless the
     driver brings its own infrastructure (a cloud's Glance answers for the others)."""
-    if settings.get('provider') != 'docker':
+    if settings.get('provider') != 'docker' or \
+            drivers.by_name(template['driver']).own_infrastructure:
         return
-    driver = drivers.find(template['coe'], template['server_type'], template['cluster_distro'],
-                          template.get('labels'))
-    problem = '' if driver.own_infrastructure else local_nodes.image_problem(
+    problem = local_nodes.image_problem(
         template['image_id'], settings.get('image_catalog') or images.catalog())
     if problem:
         raise Invalid(problem)

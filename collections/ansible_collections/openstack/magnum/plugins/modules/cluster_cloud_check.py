@@ -88,8 +88,7 @@ class ClusterCloudCheckModule(CloudModule):
         if distro != template['cluster_distro']:
             raise Invalid("Image %s doesn't contain os_distro %s (it has %s)."
                           % (template['image_id'], template['cluster_distro'], distro))
-        checks.template(template)
-        external = checks.external_network(template.get('external_network_id'), pick=True)
+        external = checks.template(template, pick=True)
         checks.cluster(record)
         checks.node_image(template, record.get('labels'))
         needs = self.needs(checks, record, template, groups)
