@@ -72,9 +72,10 @@ def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms
         tmp_path):
     """`openstack coe` with the client's defaults: the template (overlay2 storage driver)
     and a cluster of 3 masters and 1 agent; the create ends CREATE_FAILED naming
-    MAGNUM_MESOS_ARTIFACTS with the masters' ZooKeeper untouched. The role's ZooKeeper step
-    then makes the 3 masters an ensemble (one leader, two followers) that keeps serving
-    with its leader's master stopped; delete leaves nothing."""
+    MAGNUM_MESOS_ARTIFACTS before the provider makes any node. The infrastructure alone
+    (playbooks/cluster_infra.yml) then makes them, and the role's ZooKeeper step makes the
+    3 masters an ensemble (one leader, two followers) that keeps serving with its leader's
+    master stopped; delete leaves nothing."""
     server = api(tmp_path, MAGNUM_MESOS_ARTIFACTS='').start()
     rest = Rest(server)
     uuid = None
@@ -86,6 +87,15 @@ def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms
         assert cluster['status'] == 'CREATE_FAILED', cluster
         assert 'MAGNUM_MESOS_ARTIFACTS' in cluster['status_reason'], cluster['status_reason']
         assert 'Apache retired Mesos' in cluster['status_reason']
+        assert node_names(uuid, 'master') + node_names(uuid, 'worker') == []
+
+        env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (tmp_path / 'm.sqlite'),
+                   XDG_DATA_HOME=str(tmp_path / 'data'),
+                   ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'))
+        made = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_infra.yml',
+                               '-e', json.dumps({'cluster': 'm'})], cwd=str(REPO), env=env,
+                              capture_output=True, text=True, timeout=900)
+        assert made.returncode == 0, made.stdout[-3000:]
         masters = node_names(uuid, 'master')
         assert len(masters) == 3 and len(node_names(uuid, 'worker')) == 1, subprocess.run(
             ['docker', 'ps', '-a', '--format', '{{.Names}} {{.Status}} {{.Labels}}'],
@@ -94,9 +104,6 @@ def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms
             cfg = on_node(master, 'cat', '/etc/zookeeper/conf/zoo.cfg', check=False).stdout
             assert 'server.1=' not in cfg
 
-        env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (tmp_path / 'm.sqlite'),
-                   XDG_DATA_HOME=str(tmp_path / 'data'),
-                   ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'))
         run = subprocess.run([str(BIN / 'ansible-playbook'), 'tests/fixtures/mesos_zookeeper.yml',
                               '-e', json.dumps({'cluster': 'm'})], cwd=str(REPO), env=env,
                              capture_output=True, text=True, timeout=900)

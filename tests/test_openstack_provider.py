@@ -937,6 +937,23 @@ def test_with_no_external_network_named_the_clouds_only_one_serves_or_the_choice
         conn.network.delete_network(second)
 
 
+def test_the_nodes_machine_is_read_from_their_images_architecture_before_any_exists(conn):
+    """The provider tells the COE roles' preflight the nodes' machine from the image's
+    Glance architecture property (Nova's names; Debian's and Go's aliases taken), before
+    any server is made; an image that names none leaves it to the nodes."""
+    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    checks = cloud.CloudChecks(conn)
+    made = [conn.image.create_image(name='magnum-test-arch-%s' % (given or 'none'),
+                                    data=b'disk', disk_format='raw', container_format='bare',
+                                    **({'architecture': given} if given else {}))
+            for given in ('aarch64', 'amd64', None)]
+    try:
+        assert [checks.image_machine(image.id) for image in made] == ['aarch64', 'x86_64', None]
+    finally:
+        for image in made:
+            conn.image.delete_image(image)
+
+
 def test_an_image_that_lacks_the_drivers_packages_is_refused_before_anything_is_made(
         conn, cloud_api):
     """An image that lists the packages it holds (Glance's magnum_packages, as the node

@@ -282,15 +282,21 @@ def test_zookeeper_forms_an_ensemble_on_three_guests_and_survives_one_stopping(
     """Item 4 of issue #44, the part of Mesos that exists here: a Mesos cluster of 1 master
     and 2 agents (three masters would stand behind an Octavia load balancer, which the
     real-guest lab lacks) without Mesos' artifacts ends CREATE_FAILED naming
-    MAGNUM_MESOS_ARTIFACTS; the mesos role's ZooKeeper step then makes its three guests an
-    ensemble from the node image's ZooKeeper (one leader, two followers), which keeps
-    serving with its leader's server stopped; the delete leaves nothing."""
+    MAGNUM_MESOS_ARTIFACTS before any server is made; the infrastructure alone
+    (playbooks/cluster_infra.yml, waiting for SSH) makes its three guests, and the mesos
+    role's ZooKeeper step makes them an ensemble from the node image's ZooKeeper (one
+    leader, two followers), which keeps serving with its leader's server stopped; the
+    delete leaves nothing."""
     env = dict(playbook_env(tmp_path), MAGNUM_MESOS_ARTIFACTS='')
     created = create_with_playbook(env, cloud, 'zk', 'mesos', True, 2)
     try:
         cluster = module(env, 'cluster_info', name='zk')['cluster']
         assert cluster['status'] == 'CREATE_FAILED', (cluster, created.stdout[-3000:])
         assert 'MAGNUM_MESOS_ARTIFACTS' in cluster['status_reason'], cluster['status_reason']
+        assert [s.name for s in cloud.compute.servers() if s.name.startswith('zk-')] == []
+        made = run(env, 'ansible-playbook', 'playbooks/cluster_infra.yml', '-e', json.dumps(
+            {'cluster': 'zk', 'infra_openstack_wait_for_ssh': True}), timeout=1800)
+        assert made.returncode == 0, made.stdout[-3000:]
         formed = run(env, 'ansible-playbook', 'tests/fixtures/mesos_zookeeper.yml', '-e',
                      json.dumps({'cluster': 'zk', 'provider': 'openstack',
                                  'members': 'magnum_nodes'}), timeout=1800)

@@ -393,6 +393,19 @@ def test_the_nodes_architecture_as_kubernetes_names_it():
         k8s.node_arch({'w0': 'mips64'})
 
 
+def test_before_the_nodes_exist_their_images_machine_stands_and_they_must_agree():
+    # the preflight: no node yet, the provider's word on the image
+    assert k8s.node_arch({}, 'aarch64') == 'arm64'
+    assert k8s.node_arch({'w0': 'aarch64'}, 'aarch64') == 'arm64'
+    with pytest.raises(Invalid, match=r"The nodes w0, w1 are x86_64 machines, and their image's "
+                                      r"architecture property says aarch64, .* \(openstack image "
+                                      r"set --property architecture=x86_64\)"):
+        k8s.node_arch({'w0': 'x86_64', 'w1': 'x86_64'}, 'aarch64')
+    with pytest.raises(Invalid, match=r"The cluster's image is a sparc machine \(its "
+                                      r"architecture property\)"):
+        k8s.node_arch({}, 'sparc')
+
+
 def test_an_executables_architecture_from_its_elf_header(tmp_path):
     import platform
     import sys

@@ -34,6 +34,10 @@ def test_the_plan_of(driver, provider, operation):
     else:
         first = [(r, 'removal_order') for r in driver.roles] if (
             operation == 'resize' and driver.picks_nodes_to_remove) else []
+        # an operation that makes nodes: the provider prepares and the COE roles find
+        # what the nodes will need before any is made
+        if operation in ('create', 'resize', 'nodegroup_create') and driver.preflight:
+            first += [(r, 'prepare') for r in infra] + [(r, 'preflight') for r in driver.roles]
         assert steps == first + [(r, operation) for r in infra] + \
             [(r, operation) for r in driver.roles] + [(r, 'remove_nodes') for r in infra]
     # every step is a tasks file its role has, unless the driver refuses the operation
@@ -49,6 +53,14 @@ def test_the_plan_of(driver, provider, operation):
 def test_the_infrastructure_alone_and_unknown_operations():
     swarm = drivers.by_name('swarm_mode').as_dict()
     assert operations.plan(swarm, 'create', 'openstack', coe=False)['steps'] == [
+        ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
+    # Kubernetes' artifacts are found for the provider's image before it makes a node
+    kubeadm = drivers.by_name('k8s_kubeadm').as_dict()
+    assert operations.plan(kubeadm, 'resize', 'docker')['steps'] == [
+        ['kubernetes', 'removal_order'], ['infra_docker', 'prepare'],
+        ['kubernetes', 'preflight'], ['infra_docker', 'resize'], ['kubernetes', 'resize'],
+        ['infra_docker', 'remove_nodes']]
+    assert operations.plan(kubeadm, 'create', 'openstack', coe=False)['steps'] == [
         ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
     with pytest.raises(Invalid, match="Unknown operation 'rebuild'"):
         operations.plan(swarm, 'rebuild', 'docker')

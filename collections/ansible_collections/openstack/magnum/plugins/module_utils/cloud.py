@@ -325,6 +325,12 @@ def _wait_available(conn, volume_id, timeout):
         time.sleep(1)
 
 
+# Names of a machine Glance images carry that are not ``uname -m``'s (Nova's canonical
+# names are).
+MACHINE_ALIASES = {'amd64': 'x86_64', 'x64': 'x86_64', 'arm64': 'aarch64', 'i386': 'i686',
+                   'x86': 'i686'}
+
+
 class CloudChecks(object):
     """Magnum's checks of a template or cluster against the cloud (its
     attr_validator), with Magnum's messages."""
@@ -359,6 +365,14 @@ class CloudChecks(object):
         if not distro:
             raise Invalid("Image %s doesn't contain os_distro field." % image_ident)
         return distro
+
+    def image_machine(self, image_ident):
+        """The machine the image's Glance ``architecture`` names, as ``uname -m`` prints
+        it (Nova's names: x86_64, aarch64, ...), or None when it names none."""
+        image = self._image(image_ident)
+        named = None if image is None else (
+            image.architecture or (image.properties or {}).get('architecture'))
+        return MACHINE_ALIASES.get(str(named).lower(), str(named).lower()) if named else None
 
     def image_packages(self, image_ident):
         """The packages the image says it holds (Glance property ``magnum_packages``,

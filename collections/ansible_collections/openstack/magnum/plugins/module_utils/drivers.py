@@ -59,7 +59,7 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 class Driver(object):
     def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
                  picks_nodes_to_remove=False, rebuilds_nodes=False, chosen_by_label=None,
-                 own_infrastructure=False, cannot=None, packages=None):
+                 own_infrastructure=False, cannot=None, packages=None, preflight=False):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -84,6 +84,11 @@ class Driver(object):
         # packages(labels) -> the Debian packages its roles install on the nodes (none
         # when the image has them): what a node image without a mirror must hold.
         self.packages = packages
+        # Its roles' tasks/preflight.yml find what the nodes will need (artifacts, for
+        # the architecture the provider's image is) before the provider makes any node:
+        # a create, resize or node group create that cannot have them fails with nothing
+        # made.
+        self.preflight = preflight
 
     def node_packages(self, labels):
         """The Debian packages the nodes must have or install, Python (Ansible's)
@@ -141,6 +146,7 @@ class Driver(object):
                 'picks_nodes_to_remove': self.picks_nodes_to_remove,
                 'rebuilds_nodes': self.rebuilds_nodes,
                 'own_infrastructure': self.own_infrastructure,
+                'preflight': self.preflight,
                 # The masters' ports a load balancer in front of them serves.
                 'api_ports': list(facts.get('api_ports', (facts['api_port'],)))}
         if roles_dir is not None:
@@ -207,7 +213,7 @@ MESOS_PACKAGES = ('zookeeper', 'zookeeperd', 'docker.io')
 REGISTRY = (
     Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
            picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=_kubeadm_refuses,
-           packages=_kubeadm_packages),
+           packages=_kubeadm_packages, preflight=True),
     # Kubernetes through Cluster API (docs "Clusters through Cluster API"): a template
     # with the capi_helm_chart_version label, as magnum-capi-helm's templates have.
     Driver('k8s_capi_helm', 'kubernetes', ('ubuntu', 'flatcar', 'debian'), ('capi_helm',),
@@ -219,7 +225,7 @@ REGISTRY = (
     Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',),
            refuse=_swarm_mode_refuses, packages=lambda labels: SWARM_PACKAGES),
     Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',),
-           packages=lambda labels: MESOS_PACKAGES),
+           packages=lambda labels: MESOS_PACKAGES, preflight=True),
 )
 
 

@@ -842,11 +842,19 @@ def elf_arch(path):
     return ELF_ARCHES.get((machine, head[5]), 'ELF machine %d' % machine)
 
 
-def node_arch(unames):
+def node_arch(unames, image_machine=None):
     """The one architecture of the nodes being given Kubernetes (``unames``: node ->
-    ``uname -m``), as its downloads name it; DEFAULT_ARCH when there are none. An
-    architecture Kubernetes is not released for, or nodes of more than one, is refused
-    (one operation gives its nodes one architecture's binaries)."""
+    ``uname -m``), as its downloads name it; ``image_machine``: the machine the provider
+    says its image is (before any node exists: the nodes must agree); DEFAULT_ARCH when
+    neither says. An architecture Kubernetes is not released for, or nodes of more than
+    one, is refused (one operation gives its nodes one architecture's binaries)."""
+    image_arch = None
+    if image_machine:
+        image_arch = UNAME_ARCHES.get(str(image_machine).strip())
+        if image_arch is None:
+            raise Invalid("The cluster's image is a %s machine (its architecture property): "
+                          "Kubernetes is released for %s." % (
+                              image_machine, ', '.join(sorted(UNAME_ARCHES))))
     by_arch = {}
     for node, machine in sorted(unames.items()):
         machine = str(machine).strip()
@@ -861,7 +869,14 @@ def node_arch(unames):
                       % '; '.join(
                           '%s: %s' % (arch, ', '.join(nodes)) for arch, nodes in sorted(
                               by_arch.items())))
-    return next(iter(by_arch), DEFAULT_ARCH)
+    if image_arch and by_arch and image_arch not in by_arch:
+        nodes = next(iter(by_arch.values()))
+        raise Invalid("The nodes %s are %s machines, and their image's architecture property "
+                      "says %s, for which Kubernetes was found before they were made: correct "
+                      "the image's property (openstack image set --property architecture=%s)."
+                      % (', '.join(nodes), str(unames[nodes[0]]).strip(), image_machine,
+                         str(unames[nodes[0]]).strip()))
+    return image_arch or next(iter(by_arch), DEFAULT_ARCH)
 
 
 def _check_offline_arch(offline_dir, arch, manifests, bin_dir):

@@ -8,7 +8,10 @@ driver, provider and operation. The infrastructure provider builds (``infra_<pro
 none when the provider is ``none`` or the driver builds its servers itself), the COE
 roles configure, then the provider removes the servers the COE let go (drained); a
 delete runs the COE roles first and the provider last. Before a resize, a driver that
-picks the nodes a shrink removes names them (``removal_order``).
+picks the nodes a shrink removes names them (``removal_order``). An operation that makes
+nodes, for a driver with a preflight, first has the provider prepare (its checks, and the
+architecture of the nodes it will make: ``magnum_node_machine``), then the COE roles find
+what those nodes will need (``preflight``): when that cannot be had, nothing is made.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -18,6 +21,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import Inv
 
 OPERATIONS = ('create', 'delete', 'resize', 'upgrade', 'ca_rotate', 'nodegroup_create',
               'nodegroup_delete')
+# The operations whose provider makes nodes.
+MAKE_NODES = ('create', 'resize', 'nodegroup_create')
 
 
 def provider_roles(driver, provider):
@@ -40,7 +45,10 @@ def plan(driver, operation, provider, coe=True):
         steps = [[role, 'delete'] for role in cluster + infra]
     else:
         picks = operation == 'resize' and driver.get('picks_nodes_to_remove')
+        preflight = operation in MAKE_NODES and driver.get('preflight') and cluster
         steps = ([[role, 'removal_order'] for role in cluster] if picks else []) \
+            + ([[role, 'prepare'] for role in infra]
+               + [[role, 'preflight'] for role in cluster] if preflight else []) \
             + [[role, operation] for role in infra] \
             + [[role, operation] for role in cluster] \
             + [[role, 'remove_nodes'] for role in infra]

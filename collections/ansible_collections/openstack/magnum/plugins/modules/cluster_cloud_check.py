@@ -63,6 +63,12 @@ external_network:
   returned: success
   type: str
   sample: 5d0e5a9e-27c4-4c1b-9f5e-4e5a8c3d2b1a
+machine:
+  description: The machine the image's Glance C(architecture) property names, as
+    C(uname -m) prints it; null when the image names none.
+  returned: success
+  type: str
+  sample: x86_64
 needs:
   description: New servers the cluster needs, per flavor.
   returned: success
@@ -95,7 +101,8 @@ class ClusterCloudCheckModule(CloudModule):
         if template['server_type'] == 'bm':
             checks.bare_metal(record, groups)
         checks.capacity(template['server_type'], sorted(needs.items()))
-        self.exit_json(changed=False, distro=distro, needs=needs, external_network=external)
+        self.exit_json(changed=False, distro=distro, needs=needs, external_network=external,
+                       machine=checks.image_machine(template['image_id']))
 
     def needs(self, checks, record, template, groups):
         """New servers per flavor: wanted counts minus the servers each group has."""
