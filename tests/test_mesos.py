@@ -71,12 +71,14 @@ def api(tmp_path, args=(), **env):
 def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms_a_quorum(
         tmp_path):
     """`openstack coe` with the client's defaults: the template (overlay2 storage driver)
-    and a cluster of 3 masters and 1 agent; the create ends CREATE_FAILED naming
-    MAGNUM_MESOS_ARTIFACTS before the provider makes any node. The infrastructure alone
+    and a cluster of 3 masters and 1 agent; with a Mesos mirror the service cannot reach,
+    the create ends CREATE_FAILED naming it, its error and the other sources before the
+    provider makes any node. The infrastructure alone
     (playbooks/cluster_infra.yml) then makes them, and the role's ZooKeeper step makes the
     3 masters an ensemble (one leader, two followers) that keeps serving with its leader's
     master stopped; delete leaves nothing."""
-    server = api(tmp_path, MAGNUM_MESOS_ARTIFACTS='').start()
+    server = api(tmp_path, MAGNUM_MESOS_ARTIFACTS='',
+                 MAGNUM_MESOS_MIRROR='http://127.0.0.1:9/mesos').start()
     rest = Rest(server)
     uuid = None
     try:
@@ -84,9 +86,11 @@ def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms
         rest.coe('cluster', 'template', 'create', 'mt', *TEMPLATE, '--master-lb-enabled')
         cluster = rest.create('m', 'mt', 1, master_count=3)
         uuid = cluster['uuid']
+        reason = cluster['status_reason']
         assert cluster['status'] == 'CREATE_FAILED', cluster
-        assert 'MAGNUM_MESOS_ARTIFACTS' in cluster['status_reason'], cluster['status_reason']
-        assert 'Apache retired Mesos' in cluster['status_reason']
+        assert reason.startswith('The Mesos mirror MAGNUM_MESOS_MIRROR=http://127.0.0.1:9/mesos '
+                                 'could not be read (http://127.0.0.1:9/mesos/SHA256SUMS: '), reason
+        assert 'Connection refused' in reason and 'MAGNUM_MESOS_ARTIFACTS' in reason, reason
         assert node_names(uuid, 'master') + node_names(uuid, 'worker') == []
 
         env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (tmp_path / 'm.sqlite'),
