@@ -252,7 +252,8 @@ def test_the_store_keeps_the_kubeconfig_sealed(tmp_path):
     key_file.write_text(secrets.new_key() + '\n')
     url = 'sqlite:///%s' % (tmp_path / 's.sqlite')
     store = store_mod.Store(url, secrets=Secrets(str(key_file)))
-    text = ext.dumps(ext.parse(kubeconfig()))
+    token = 'a-bearer-token-sealed-in-the-store'  # long: never in a ciphertext by chance
+    text = ext.dumps(ext.parse(kubeconfig(user={'token': token})))
     made = store.add_external_cluster('fed-1', 'aws', 'https://k8s.example.com:6443', text)
     with pytest.raises(Conflict, match='already has an external cluster named aws'):
         store.add_external_cluster('fed-1', 'aws', 'https://k8s.example.com:6443', text)
@@ -261,7 +262,7 @@ def test_the_store_keeps_the_kubeconfig_sealed(tmp_path):
     assert store.external_cluster('fed-1', 'aws', kubeconfig=True)['kubeconfig'] == text
     with store.read() as conn:
         raw = conn.execute(store.t['external_clusters'].select()).first()._mapping
-    assert raw['kubeconfig'].startswith('fernet:') and 'abc' not in raw['kubeconfig']
+    assert raw['kubeconfig'].startswith('fernet:') and token not in raw['kubeconfig']
     store.forget_external_clusters('fed-1')
     assert store.external_cluster('fed-1', made['uuid'], missing_ok=True) is None
     assert len(store.external_clusters('fed-2')) == 1
