@@ -286,10 +286,18 @@ def test_cinder_csi_comes_with_the_cinder_volume_driver_as_magnums_default_stora
         labels.validate({'cinder_csi_enabled': 'true'}, cluster_user_trust=True)
 
 
-def test_cinder_volumes_need_the_services_cluster_user_trust_as_the_credential_is_handed_over():
-    with pytest.raises(Invalid, match='needs cluster_user_trust'):
-        labels.validate({}, volume_driver='cinder')
+def test_cinder_csi_follows_the_services_cluster_user_trust_as_the_credential_is_handed_over():
+    """Accepted either way (Magnum 23 accepts it; Horizon's form picks Cinder by default);
+    unset, the cluster records CSI off unless the service hands credentials over."""
+    labels.validate({}, volume_driver='cinder')
     labels.validate({}, volume_driver='cinder', cluster_user_trust=True)
+    assert labels.csi_default({}, 'cinder', False) == {'cinder_csi_enabled': 'false'}
+    assert labels.csi_default({}, 'cinder', True) == {}
+    assert labels.csi_default({'cinder_csi_enabled': 'true'}, 'cinder', False) == {
+        'cinder_csi_enabled': 'true'}
+    assert labels.csi_default({}, None, False) == {}
+    with pytest.raises(Invalid, match='requires cloud_provider_enabled=true'):
+        labels.validate({'cinder_csi_enabled': 'true'}, volume_driver='cinder')
     labels.validate({'cinder_csi_enabled': 'false'}, volume_driver='cinder')
     # What the cluster's delete then removes from the cloud on local nodes.
     assert addons.cloud_addons({}, {'volume_driver': 'cinder'})['makes'] == ['cinder-csi']

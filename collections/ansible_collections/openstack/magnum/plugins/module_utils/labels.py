@@ -259,6 +259,19 @@ def autoscaling_bounds(labels):
     return low, high
 
 
+def csi_default(labels, volume_driver, cluster_user_trust):
+    """The labels a cluster records: with volume_driver=cinder and cinder_csi_enabled unset,
+    Cinder CSI (handed the cluster's OpenStack credential) follows cluster_user_trust, as
+    Magnum's cloud_provider_enabled does - set false when the service does not hand
+    credentials over, so the cluster says so (Magnum 23 accepts the template and deploys a
+    CSI that cannot act without the trust; Horizon's template form picks Cinder by
+    default)."""
+    if volume_driver == 'cinder' and labels.get('cinder_csi_enabled') in (None, '') \
+            and not cluster_user_trust:
+        return dict(labels, cinder_csi_enabled='false')
+    return labels
+
+
 def validate(labels, coe=None, network_driver=None, volume_driver=None,
              cluster_distro=None, docker_storage_driver=None, cluster_user_trust=False):
     """Check known label values and the inter-dependencies of the guide.
@@ -284,11 +297,6 @@ def validate(labels, coe=None, network_driver=None, volume_driver=None,
         if not cluster_user_trust and not set_true('cloud_provider_enabled'):
             raise Invalid("cinder_csi_enabled requires cloud_provider_enabled=true "
                           "(and cluster_user_trust enabled in the service).")
-    if volume_driver == 'cinder' and to_bool(labels.get('cinder_csi_enabled'), True) \
-            and not cluster_user_trust:
-        raise Invalid("volume_driver=cinder deploys Cinder CSI, which is given the cluster's "
-                      "OpenStack credential: that needs cluster_user_trust enabled in the "
-                      "service; or set cinder_csi_enabled=false.")
     if on('auto_scaling_enabled'):
         autoscaling_bounds(labels)
         if not cluster_user_trust:

@@ -233,6 +233,8 @@ def build_cluster(data, template, project_id=None, user_id=None, cluster_user_tr
                         cluster_user_trust=cluster_user_trust)
     drivers.find(template['coe'], template.get('server_type', 'vm'),
                  template.get('cluster_distro'), template.get('labels')).check(template, effective)
+    effective = labels_mod.csi_default(effective, template.get('volume_driver'),
+                                       cluster_user_trust)
     cluster.update(labels=effective, labels_overridden=overridden, labels_added=added,
                    labels_skipped=skipped)
     cluster['uuid'] = cluster['uuid'] or new_uuid()
