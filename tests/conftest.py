@@ -76,7 +76,7 @@ STORE_BACKENDS = ['sqlite', pytest.param('postgresql', marks=pytest.mark.postgre
 # test process is free (pytest-xdist --dist load --maxschedchunk 1), so starting with
 # the long ones keeps every process busy to the end. The rest keep their order.
 SLOWEST_FIRST = ('test_openstack_provider.py', 'test_tempest.py', 'test_swarm.py',
-                 'test_kubernetes.py', 'test_keystone_auth.py', 'test_mesos.py',
+                 'test_kubernetes.py', 'test_keystone_auth.py', 'test_horizon.py', 'test_mesos.py',
                  'test_infra_docker.py',
                  'test_clients.py', 'test_recovery.py', 'test_hardening.py', 'test_api.py',
                  'test_fuzz.py')
