@@ -58,16 +58,15 @@ def horizon(keystone_url, region, log):
              '--noreload', '127.0.0.1:%d' % port], env=env, stdout=out,
             stderr=subprocess.STDOUT)
     url = 'http://127.0.0.1:%d' % port
+
+    def serving():
+        assert proc.poll() is None, log.read_text()
+        try:
+            return requests.get(url + '/auth/login/', timeout=30).status_code == 200
+        except requests.ConnectionError:
+            return False
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if requests.get(url + '/auth/login/', timeout=30).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(1)
+        wait_for(serving, timeout=120, interval=1)
         yield url
     finally:
         proc.terminate()
@@ -126,13 +125,14 @@ class Dashboard(object):
 
     def row(self, name):
         """The table row of ``name`` as the page shows it now (reloaded), or None."""
-        self.open(self.path)
+        from selenium.common.exceptions import TimeoutException
+        self.driver.refresh()
         try:
             self.find('//table', timeout=30)
-            time.sleep(1)   # the table fills after the page
-            line = [ln for ln in self.body().splitlines() if ln.startswith(name + ' ')]
-        except Exception:
+        except TimeoutException:
             return None
+        time.sleep(1)   # the table fills after the page
+        line = [ln for ln in self.body().splitlines() if ln.startswith(name + ' ')]
         return line[0] if line else ''
 
     def row_action(self, name, action):
@@ -191,8 +191,7 @@ def test_the_container_infra_panels_drive_a_cluster_through_this_api(tmp_path, p
                 dash = Dashboard(url, shots)
                 dash.login(alice_cloud['auth']['username'], alice_cloud['auth']['password'])
 
-                dash.path = '/project/cluster_templates/'
-                dash.open(dash.path)
+                dash.open('/project/cluster_templates/')
                 dash.click('//button[contains(., "Create Cluster Template")]')
                 dash.type('name', 'hz-tpl')
                 dash.choose('coe', 'Kubernetes')
@@ -210,8 +209,7 @@ def test_the_container_infra_panels_drive_a_cluster_through_this_api(tmp_path, p
                     'kubernetes', image.name, keypair, alice.network.find_network('public').id,
                     'cinder', 'calico'), made   # magnum-ui sends the network's id
 
-                dash.path = '/project/clusters/'
-                dash.open(dash.path)
+                dash.open('/project/clusters/')
                 dash.click('//button[contains(., "Create Cluster")]')
                 dash.type('name', 'hz-c')
                 dash.choose('cluster_template_id', 'hz-tpl')
@@ -249,8 +247,7 @@ def test_the_container_infra_panels_drive_a_cluster_through_this_api(tmp_path, p
                                      'json') == [], timeout=600, interval=5)
                 assert wait_for(lambda: dash.row('hz-c') == '', timeout=60)
 
-                dash.path = '/project/cluster_templates/'
-                dash.open(dash.path)
+                dash.open('/project/cluster_templates/')
                 dash.row_action('hz-tpl', 'Delete Cluster Template')
                 dash.click('//div[contains(@class,"modal")]//button[contains(., "Delete")]')
                 wait_for(lambda: coe(clouds_yaml, 'alice', 'cluster', 'template', 'list',
