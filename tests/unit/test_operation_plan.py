@@ -64,3 +64,13 @@ def test_the_infrastructure_alone_and_unknown_operations():
         ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
     with pytest.raises(Invalid, match="Unknown operation 'rebuild'"):
         operations.plan(swarm, 'rebuild', 'docker')
+
+
+@pytest.mark.parametrize('driver, provider', [(d, p) for d in drivers.REGISTRY for p in PROVIDERS],
+                         ids=['%s-%s' % (d.name, p) for d in drivers.REGISTRY for p in PROVIDERS])
+def test_the_health_round_asks_the_provider_then_the_coe(driver, provider):
+    plan = operations.plan(driver.as_dict(), 'health', provider)
+    infra = [] if provider == 'none' or driver.own_infrastructure else ['infra_' + provider]
+    assert plan['steps'] == [[r, 'health'] for r in infra + list(driver.roles)]
+    assert [s for s in plan['steps']
+            if not (ROLES / s[0] / 'tasks' / 'health.yml').exists()] == []

@@ -21,6 +21,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import Inv
 
 OPERATIONS = ('create', 'delete', 'resize', 'upgrade', 'ca_rotate', 'nodegroup_create',
               'nodegroup_delete')
+# Not an operation (no status of its own): the health round's steps, planned alike.
+HEALTH = 'health'
 # The operations whose provider makes nodes.
 MAKE_NODES = ('create', 'resize', 'nodegroup_create')
 
@@ -35,13 +37,16 @@ def provider_roles(driver, provider):
 
 def plan(driver, operation, provider, coe=True):
     """{'provider_roles', 'driver_roles', 'steps': [[role, tasks file], ...]} of
-    ``operation`` for ``driver`` on ``provider``; ``coe`` false runs the infrastructure
-    alone (playbooks/cluster_infra.yml)."""
-    if operation not in OPERATIONS:
+    ``operation`` (or of the health round, ``health``) for ``driver`` on ``provider``;
+    ``coe`` false runs the infrastructure alone (playbooks/cluster_infra.yml)."""
+    if operation not in OPERATIONS + (HEALTH,):
         raise Invalid("Unknown operation %r: one of %s." % (operation, ', '.join(OPERATIONS)))
     infra = provider_roles(driver, provider)
     cluster = list(driver.get('roles') or []) if coe else []
-    if operation == 'delete':
+    if operation == HEALTH:
+        # the provider's view of the servers, then the COE's of its nodes
+        steps = [[role, HEALTH] for role in infra + cluster]
+    elif operation == 'delete':
         steps = [[role, 'delete'] for role in cluster + infra]
     else:
         picks = operation == 'resize' and driver.get('picks_nodes_to_remove')
