@@ -223,3 +223,35 @@ def test_the_local_provider_has_its_node_image_under_its_names_and_the_catalogs(
             {'name': 'n1', 'image': 'fedora-coreos'}]
     assert ln.images_problem(plan).startswith('Image fedora-coreos could not be found.')
     assert ln.images_problem(plan[:2]) == ''
+
+
+def test_what_a_provider_hands_the_coe_roles():
+    nodes = [{'name': 'c-master-0', 'role': 'master', 'group': 'g-m', 'address': '10.0.0.10',
+              'id': 's0'},
+             {'name': 'c-master-1', 'role': 'master', 'group': 'g-m', 'address': '10.0.0.11'},
+             {'name': 'c-node-0', 'role': 'worker', 'group': 'g-w', 'address': '10.0.0.12'},
+             {'name': 'c-lb', 'role': 'lb', 'address': '10.0.0.2'}]
+    new = nodes[1:]
+    remove = [{'name': 'c-node-1', 'role': 'worker', 'group': 'g-w', 'address': '10.0.0.13'}]
+    # reached at their fixed addresses (local nodes): the API at the first master
+    handed = ln.provider_facts(nodes, new, remove)
+    assert handed == {
+        'cluster_facts': {
+            'master_addresses': ['10.0.0.10', '10.0.0.11'], 'node_addresses': ['10.0.0.12'],
+            'nodegroup_nodes': {
+                'g-m': [{'name': 'c-master-0', 'id': 's0', 'address': '10.0.0.10'},
+                        {'name': 'c-master-1', 'address': '10.0.0.11'}],
+                'g-w': [{'name': 'c-node-0', 'address': '10.0.0.12'}]}},
+        'new_nodes': ['c-master-1', 'c-node-0'], 'removing_nodes': ['c-node-1'],
+        'api_host': '10.0.0.10'}
+    # at floating IPs where they have one; the load balancer is the API host
+    public = {'c-master-0': '10.113.0.5', 'c-node-0': '10.113.0.6'}
+    handed = ln.provider_facts(nodes, public=public, lb_address='10.113.0.9')
+    assert handed['cluster_facts']['master_addresses'] == ['10.113.0.5', '10.0.0.11']
+    assert handed['cluster_facts']['node_addresses'] == ['10.113.0.6']
+    assert handed['cluster_facts']['nodegroup_nodes']['g-w'] == [
+        {'name': 'c-node-0', 'address': '10.113.0.6'}]
+    assert (handed['api_host'], handed['new_nodes'], handed['removing_nodes']) == (
+        '10.113.0.9', [], [])
+    assert ln.provider_facts(nodes, lb_address='')['api_host'] == '10.0.0.10'
+    assert ln.provider_facts([])['api_host'] == ''

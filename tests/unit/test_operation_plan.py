@@ -74,3 +74,44 @@ def test_the_health_round_asks_the_provider_then_the_coe(driver, provider):
     assert plan['steps'] == [[r, 'health'] for r in infra + list(driver.roles)]
     assert [s for s in plan['steps']
             if not (ROLES / s[0] / 'tasks' / 'health.yml').exists()] == []
+
+
+@pytest.mark.parametrize('operation', operations.OPERATIONS)
+def test_a_driver_that_needs_servers_is_refused_without_a_provider_before_any_step(operation):
+    swarm = drivers.by_name('swarm_mode').as_dict()
+    refusal = operations.plan(swarm, operation, 'none')['refusal']
+    if operation == 'delete':
+        assert refusal is None
+    else:
+        assert refusal == ("The Swarm driver needs the cluster's servers from an "
+                           "infrastructure provider, and provider none gave none.")
+    assert operations.plan(swarm, operation, 'docker')['refusal'] is None
+    assert operations.plan(swarm, operation, 'none', coe=False)['refusal'] is None
+    # a driver that makes its own servers needs no provider
+    capi = drivers.by_name('k8s_capi_helm').as_dict()
+    assert operations.plan(capi, operation, 'none')['refusal'] is None
+    assert operations.plan(swarm, 'health', 'none')['refusal'] is None
+
+
+def test_every_step_declares_the_inputs_ansible_checks():
+    """Each tasks file the plan (or an upgrade's rebuild) includes is an entry point of its
+    role's meta/argument_specs.yml, which Ansible checks when it includes it."""
+    import yaml
+    steps = set()
+    for driver in drivers.REGISTRY:
+        for provider in PROVIDERS:
+            for operation in operations.OPERATIONS + (operations.HEALTH,):
+                if operation not in driver.cannot:
+                    steps.update(tuple(s) for s in operations.plan(
+                        driver.as_dict(), operation, provider)['steps'])
+        if driver.rebuilds_nodes:
+            steps.update((r, s) for r in driver.roles for s in ('rebuild_leave', 'rebuild_join'))
+    steps.update(('infra_' + p, 'rebuild') for p in PROVIDERS if p != 'none')
+    undeclared = []
+    for role, entry in sorted(steps):
+        spec = yaml.safe_load((ROLES / role / 'meta' / 'argument_specs.yml').read_text())
+        if entry not in spec['argument_specs']:
+            undeclared.append('%s:%s' % (role, entry))
+        else:
+            assert spec['argument_specs'][entry]['options']['magnum_cluster']['required']
+    assert undeclared == []

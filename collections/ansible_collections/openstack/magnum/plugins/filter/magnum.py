@@ -126,7 +126,7 @@ class FilterModule(object):
                 'local_nodes_room': _wrap('local_nodes_room', local_nodes.room_problem),
                 'local_nodes_image_problem': _wrap('local_nodes_image_problem',
                                                    local_nodes_image_problem),
-                'nodes_by_group': _wrap('nodes_by_group', local_nodes.nodes_by_group),
+                'provider_facts': _wrap('provider_facts', local_nodes.provider_facts),
                 'servers_as_nodes': _wrap('servers_as_nodes', local_nodes.servers_as_nodes),
                 'local_nodes_as_servers': _wrap('local_nodes_as_servers',
                                                 local_nodes.nodes_as_servers),

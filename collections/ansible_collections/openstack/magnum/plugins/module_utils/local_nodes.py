@@ -280,6 +280,34 @@ def servers_as_nodes(servers, prefix):
     return nodes
 
 
+def provider_facts(nodes, new=None, remove=None, public=None, lb_address=None):
+    """What a provider hands the COE roles and the cluster's record once its servers are
+    there (docs/developer/layout.md, "Writing a driver"), one rule for every provider:
+    ``cluster_facts`` (``master_addresses``, ``node_addresses``, ``nodegroup_nodes``: each
+    node at the address it is reached on), ``new_nodes`` and ``removing_nodes`` (names of
+    the plan's nodes made and leaving), and ``api_host``, where clients reach the COE's
+    API: the master load balancer's address, else the first master's.
+
+    ``nodes``: the plan's nodes (name, role, group, address, id); ``public``: node name ->
+    the address it is reached on, where that differs (a floating IP)."""
+    public = public or {}
+    servers = [node for node in nodes or [] if node.get('role') != 'lb']
+
+    def reached(node):
+        return public.get(node['name']) or node.get('address')
+
+    masters = [reached(node) for node in servers if node.get('role') == 'master']
+    return {
+        'cluster_facts': {
+            'master_addresses': masters,
+            'node_addresses': [reached(node) for node in servers if node.get('role') != 'master'],
+            'nodegroup_nodes': nodes_by_group(servers, public)},
+        'new_nodes': [node['name'] for node in new or [] if node.get('role') != 'lb'],
+        'removing_nodes': [node['name'] for node in remove or [] if node.get('role') != 'lb'],
+        'api_host': lb_address or (masters[0] if masters else ''),
+    }
+
+
 def nodes_by_group(nodes, public=None):
     """The planned nodes (``plan``'s ``nodes``) of each node group, as the
     ``nodegroup_nodes`` fact records them: group uuid -> [{name, id, address}], the
