@@ -107,10 +107,22 @@ def test_admission_control_list_is_the_api_servers_admission_plugins():
         'PodNodeSelector'
 
 
-def flannel_manifest(c):
+def flannel_manifest(c, endpoint='10.0.0.5'):
     import jinja2
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates'))) \
-        .get_template('flannel.yml.j2').render(ansible_managed='test', kubernetes_conf=c)
+    template = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates'))) \
+        .get_template('flannel.yml.j2')
+    return template.render(ansible_managed='test', kubernetes_conf=c, kubernetes_endpoint=endpoint)
+
+
+def test_flannel_reaches_the_api_server_where_the_kubelets_do():
+    """Not through the kubernetes service, whose address works only once kube-proxy's
+    rules are there (minutes later on a slow node: until then no pod traffic crosses)."""
+    import yaml
+    docs = list(yaml.safe_load_all(flannel_manifest(conf(), endpoint='10.113.0.7')))
+    env = dict((e['name'], e.get('value'))
+               for e in docs[5]['spec']['template']['spec']['containers'][0]['env'])
+    assert (env['KUBERNETES_SERVICE_HOST'], env['KUBERNETES_SERVICE_PORT']) == (
+        '10.113.0.7', '6443')
 
 
 def test_flannels_udp_backend_is_given_the_tun_device():
