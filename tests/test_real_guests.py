@@ -435,6 +435,20 @@ K8S_ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
 K8S_MASTER_FLAVOR = os.environ.get('MAGNUM_TEST_K8S_MASTER_FLAVOR', 'm1.medium')
 
 
+def pod_network(key, name, address):
+    """What a node's pod network looks like, for a failure: flannel's device, routes,
+    forwarding table and neighbours, its subnet file and the filter rules in the way."""
+    shown = ['== %s (%s)' % (name, address)]
+    for command in (('ip', '-d', 'link', 'show', 'flannel.1'), ('ip', 'route'),
+                    ('bridge', 'fdb', 'show', 'dev', 'flannel.1'),
+                    ('ip', 'neigh', 'show', 'dev', 'flannel.1'),
+                    ('cat', '/run/flannel/subnet.env'), ('iptables-save', '-t', 'filter'),
+                    ('sysctl', 'net.ipv4.ip_forward', 'net.ipv4.conf.all.rp_filter')):
+        got = on_guest(key, address, *command)
+        shown.append('$ %s\n%s%s' % (' '.join(command), got.stdout, got.stderr))
+    return '\n'.join(shown)
+
+
 def pod_ready(conf, name='web', bound=900):
     """Waits (one TCG vCPU runs the control plane: minutes, not seconds) until the pod is
     Ready; if it never is, fails with its events and every pod's state."""
@@ -503,8 +517,18 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
         pod_ip = k8s.kubectl(conf, 'get', 'pod', 'web', '-o', 'jsonpath={.status.podIP}')
         fetch = ('import urllib.request; print(urllib.request.urlopen('
                  '"http://%s:8080/", timeout=20).read().decode())' % pod_ip)
-        answered = on_guest(key, master, 'python3', '-c', fetch)
-        assert answered.stdout.strip() == 'web', answered.stdout + answered.stderr
+        answers = []
+
+        def served():
+            answers.append(on_guest(key, master, 'python3', '-c', fetch))
+            return answers[-1].stdout.strip() == 'web'
+        try:
+            wait_for(served, timeout=300, interval=10)
+        except AssertionError:
+            pytest.fail('the master never reached pod %s on the worker: %s\n%s' % (
+                pod_ip, answers[-1].stdout + answers[-1].stderr,
+                '\n'.join(pod_network(key, name, address)
+                          for name, address in (('master', master), ('worker', worker)))))
     finally:
         deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e',
                       'cluster=kube')
