@@ -76,23 +76,6 @@ def test_the_health_round_asks_the_provider_then_the_coe(driver, provider):
             if not (ROLES / s[0] / 'tasks' / 'health.yml').exists()] == []
 
 
-@pytest.mark.parametrize('operation', operations.OPERATIONS)
-def test_a_driver_that_needs_servers_is_refused_without_a_provider_before_any_step(operation):
-    swarm = drivers.by_name('swarm_mode').as_dict()
-    refusal = operations.plan(swarm, operation, 'none')['refusal']
-    if operation == 'delete':
-        assert refusal is None
-    else:
-        assert refusal == ("The Swarm driver needs the cluster's servers from an "
-                           "infrastructure provider, and provider none gave none.")
-    assert operations.plan(swarm, operation, 'docker')['refusal'] is None
-    assert operations.plan(swarm, operation, 'none', coe=False)['refusal'] is None
-    # a driver that makes its own servers needs no provider
-    capi = drivers.by_name('k8s_capi_helm').as_dict()
-    assert operations.plan(capi, operation, 'none')['refusal'] is None
-    assert operations.plan(swarm, 'health', 'none')['refusal'] is None
-
-
 def test_every_step_declares_the_inputs_ansible_checks():
     """Each tasks file the plan (or an upgrade's rebuild) includes is an entry point of its
     role's meta/argument_specs.yml, which Ansible checks when it includes it."""

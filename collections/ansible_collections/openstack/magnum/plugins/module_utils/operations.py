@@ -21,9 +21,6 @@ from ansible_collections.openstack.magnum.plugins.module_utils.errors import Inv
 
 OPERATIONS = ('create', 'delete', 'resize', 'upgrade', 'ca_rotate', 'nodegroup_create',
               'nodegroup_delete')
-# How the COEs are named where users read them.
-COE_NAMES = {'kubernetes': 'Kubernetes', 'swarm': 'Swarm', 'swarm-mode': 'Swarm',
-             'mesos': 'Mesos'}
 # Not an operation (no status of its own): the health round's steps, planned alike.
 HEALTH = 'health'
 # The operations whose provider makes nodes.
@@ -38,20 +35,8 @@ def provider_roles(driver, provider):
     return ['infra_' + provider]
 
 
-def refusal(driver, operation, provider, coe=True):
-    """Why ``operation`` cannot run for ``driver`` on ``provider`` before any step does,
-    or None: a driver whose roles configure servers with no provider to make them (a
-    delete, which may find nothing to configure, always runs)."""
-    if not coe or not driver.get('roles') or operation in ('delete', HEALTH) \
-            or driver.get('own_infrastructure') or provider_roles(driver, provider):
-        return None
-    return ("The %s driver needs the cluster's servers from an infrastructure provider, and "
-            "provider %s gave none." % (COE_NAMES.get(driver.get('coe'), driver.get('coe')),
-                                        provider))
-
-
 def plan(driver, operation, provider, coe=True):
-    """{'provider_roles', 'driver_roles', 'steps': [[role, tasks file], ...], 'refusal'} of
+    """{'provider_roles', 'driver_roles', 'steps': [[role, tasks file], ...]} of
     ``operation`` (or of the health round, ``health``) for ``driver`` on ``provider``;
     ``coe`` false runs the infrastructure alone (playbooks/cluster_infra.yml)."""
     if operation not in OPERATIONS + (HEALTH,):
@@ -72,5 +57,4 @@ def plan(driver, operation, provider, coe=True):
             + [[role, operation] for role in infra] \
             + [[role, operation] for role in cluster] \
             + [[role, 'remove_nodes'] for role in infra]
-    return {'provider_roles': infra, 'driver_roles': cluster, 'steps': steps,
-            'refusal': refusal(driver, operation, provider, coe)}
+    return {'provider_roles': infra, 'driver_roles': cluster, 'steps': steps}
