@@ -98,3 +98,17 @@ def test_every_step_declares_the_inputs_ansible_checks():
         else:
             assert spec['argument_specs'][entry]['options']['magnum_cluster']['required']
     assert undeclared == []
+
+
+def test_the_roles_declare_the_interface_alike():
+    """The magnum_* interface is declared in each role's meta/argument_specs.yml (Ansible
+    has no shared spec): every role that declares an input declares it as the others do."""
+    import yaml
+    seen = {}
+    for spec_file in sorted(ROLES.glob('*/meta/argument_specs.yml')):
+        for entry, spec in yaml.safe_load(spec_file.read_text())['argument_specs'].items():
+            for name, option in spec['options'].items():
+                declared = dict((k, v) for k, v in option.items() if k != 'description')
+                seen.setdefault(name, {}).setdefault(repr(sorted(declared.items())), []).append(
+                    '%s:%s' % (spec_file.parts[-3], entry))
+    assert [name for name, ways in seen.items() if len(ways) > 1] == []
