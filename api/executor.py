@@ -162,7 +162,7 @@ class Executor:
             self._health_pending.discard(cluster_uuid)
 
     def heal(self, cluster_uuid, now=None):
-        """Auto-healing after a health round (module_utils/healing.py): replace the
+        """Auto-healing after a health round (module_utils/core/healing.py): replace the
         workers broken for the grace period, one node group per round, through a resize
         job as the API's own. Returns the jobs started."""
         cluster = self.store.get('cluster', cluster_uuid, by_name=False)

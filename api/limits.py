@@ -1,4 +1,4 @@
-"""Limits of what a request may carry, beyond each field's own (module_utils/fields.py):
+"""Limits of what a request may carry, beyond each field's own (module_utils/core/fields.py):
 the body's size (Magnum's oslo.middleware sizelimit: 112 KiB, answered 413) and the
 shape of its JSON (nesting depth; text that is Unicode)."""
 

@@ -1,6 +1,6 @@
 """Files only this service's user may read (secrets handed to jobs).
 
-Standalone on purpose (the collection's module_utils/private_files.py does the same for
+Standalone on purpose (the collection's module_utils/core/private_files.py does the same for
 modules): the auth cache (api/auth_cache.py) runs inside every module process of a job,
 openstack.cloud's included, where only that module's collection can be imported."""
 

@@ -37,7 +37,7 @@ class Settings:
     # Health checks run at once (each one ansible-playbook run; apart from the job workers).
     health_workers: int = 2
     # Seconds a worker of an auto_healing_enabled cluster stays broken (its Ready
-    # condition not True in every health round) before it is replaced (module_utils/healing.py;
+    # condition not True in every health round) before it is replaced (module_utils/core/healing.py;
     # magnum-auto-healer's default unhealthy duration).
     auto_healing_grace: float = 300.0
     start_executor: bool = True
@@ -47,7 +47,7 @@ class Settings:
     cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_CLOUD')
                        or os.environ.get('OS_CLOUD') or '')
     # Fernet keys that seal CA private keys and cluster credentials in the store
-    # (module_utils/secrets.py); empty: stored as they are.
+    # (module_utils/core/secrets.py); empty: stored as they are.
     secret_key_file: str = field(default_factory=lambda: os.environ.get(secrets.ENV_KEY_FILE, ''))
 
     def store_secrets(self, create=False):

@@ -32,8 +32,9 @@ from swarm_local import Api, add_one, create, delete_all, report
 
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP / 'collections'))
-from ansible_collections.openstack.magnum.plugins.module_utils import (  # noqa: E402
-    k8s_config, k8s_node, labels)
+from ansible_collections.openstack.magnum.plugins.module_utils.core import labels  # noqa: E402
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (  # noqa: E402
+    k8s_config, k8s_node)
 
 ROLE = TOP / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
 TEMPLATE = {'name': 'bench', 'coe': 'kubernetes', 'image_id': 'debian-12',

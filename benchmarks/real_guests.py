@@ -37,7 +37,7 @@ from pathlib import Path
 
 import openstack
 
-from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core.labels import (
     parse as parse_labels)
 
 TOP = Path(__file__).resolve().parent.parent

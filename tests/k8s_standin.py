@@ -24,7 +24,7 @@ import uuid as uuidlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from ansible_collections.openstack.magnum.plugins.module_utils import tls
+from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
 
 import k8s_protobuf
 

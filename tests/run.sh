@@ -47,7 +47,7 @@ static_log=$(mktemp)
   out=$(mktemp -d)
   ansible-galaxy collection build collections/ansible_collections/openstack/magnum --output-path "$out"
   ansible-galaxy collection install --force --offline --no-deps -p "$out/installed" "$out"/openstack-magnum-*.tar.gz
-  test -f "$out/installed/ansible_collections/openstack/magnum/plugins/module_utils/store.py"
+  test -f "$out/installed/ansible_collections/openstack/magnum/plugins/module_utils/core/store.py"
   rm -rf "$out"
   echo "static checks (beside pytest) $(($(date +%s) - static_start))" >>"$phases"
 ) >"$static_log" 2>&1 &

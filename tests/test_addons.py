@@ -17,8 +17,9 @@ import yaml
 from conftest import HELM, chart_archive, helm
 from test_kubernetes import http_mirror
 
-from ansible_collections.openstack.magnum.plugins.module_utils import addons
-from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import addons
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+    k8s_config as k8s)
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -435,7 +435,7 @@ def test_quotas(client):
 
 
 def test_certificates(client):
-    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
     uuid = call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl'},
                 expect=202).json['uuid']
@@ -456,7 +456,7 @@ def test_certificates(client):
 def test_the_api_and_its_jobs_seal_secrets_with_its_key_file(db_url, project, tmp_path):
     """--secret-key-file: the CA that a create job makes, and the one a rotation job
     stages and promotes, lie sealed in the store; the API reads them to sign."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import secrets, tls
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import secrets, tls
     from test_store import raw_secrets
     keys = tmp_path / 'secret.keys'
     keys.write_text(secrets.new_key() + '\n')

@@ -12,7 +12,7 @@ import re
 
 import pytest
 import yaml
-from ansible_collections.openstack.magnum.plugins.module_utils import tls
+from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
 from capi_play import KubeObjects, PlayCapi, StandInObjects
 from conftest import HELM, NEEDS_LAB, REPO, helm, wait_for
 from test_openstack_provider import CLOUD, IMAGE, KEYPAIR, conn, lab

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 import yaml
-from ansible_collections.openstack.magnum.plugins.module_utils import capi
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
 from conftest import HELM
 
 CHART = os.environ.get('MAGNUM_CAPI_CHART')

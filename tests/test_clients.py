@@ -175,7 +175,7 @@ def test_openstacksdk(api_server):
     assert [s.binary for s in proxy.services()] == ['magnum-conductor']
     found = proxy.find_cluster('sdkc')
     assert found.name == 'sdkc' and found.uuid == cluster.id
-    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
     csr, _key = tls.make_csr('admin', 'system:masters')
     signed = proxy.create_cluster_certificate(cluster_uuid=cluster.id, csr=csr)
     assert 'BEGIN CERTIFICATE' in signed.pem
@@ -229,8 +229,8 @@ def test_the_cluster_autoscalers_magnum_provider_finds_a_groups_nodes_through_he
     system UUID with a resize; another project's stacks are not found."""
     import uuid as uuidlib
     import requests
-    from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle
-    from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
     program = go_program('autoscaler', tmp_path)
     coe('cluster', 'template', 'create', 'tpl', '--coe', 'kubernetes', '--image', 'debian-12',
         '--external-network', 'public', '--keypair', 'kp')

@@ -117,8 +117,8 @@ def clusters(tmp_path, project):
     """The API (its jobs given the stand-in chart in an offline directory), and the
     fixture driver's clusters host, m1, m2 and m3 pointed at stand-ins of their CAs
     (m3's at an address where nothing answers)."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
-    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
     offline = tmp_path / 'offline'
     (offline / 'charts').mkdir(parents=True)
     helm('package', str(KARMADA_CHART), '-d', str(tmp_path))
@@ -384,9 +384,9 @@ def test_karmada_federates_two_real_clusters_on_local_nodes(tmp_path):
     joined: Karmada reports both Ready; a Deployment with a PropagationPolicy runs its
     pods in both; unjoined, a member loses them and Karmada's credential; the delete
     leaves nothing of Karmada in either cluster."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import (
+    from ansible_collections.openstack.magnum.plugins.module_utils.federation import (
         karmada, karmada_store)
-    from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
     from test_infra_docker import docker_ok, nothing_left, remove_leftovers
     from test_kubernetes import REAL, cluster_config, kubectl, load_workload
     assert docker_ok(), 'needs a running Docker engine and debootstrap'

@@ -25,8 +25,9 @@ import threading
 import time
 
 import pytest
-from ansible_collections.openstack.magnum.plugins.module_utils import addons, k8s_config
-from ansible_collections.openstack.magnum.plugins.module_utils.labels import (
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+    addons, k8s_config)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.labels import (
     parse as parse_labels, version_tuple)
 
 from conftest import (ApiServer, BIN, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, chart_archive,
@@ -471,7 +472,7 @@ def standin_cluster(tmp_path):
     """A Kubernetes cluster 'k' in a store of its own, CA and all, whose api_address is a
     k8s_standin API (no kube-apiserver can run here); yields (store url, store, uuid, api).
     The playbooks, roles, modules and store the tests run on it are the real ones."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import (
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import (
         lifecycle, store as store_mod)
     from k8s_standin import StandIn
     url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
@@ -537,7 +538,7 @@ def test_auto_healing_replaces_a_worker_that_stays_not_ready(tmp_path):
     replace it as magnum-auto-healer repairs a worker: a resize job of its node group to
     the same count naming it in nodes_to_remove. Once, not every round; masters and
     healthy workers are left alone."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import jobs, lifecycle
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import jobs, lifecycle
     from k8s_standin import node
     with standin_cluster(tmp_path) as (url, store, uuid, api):
         cluster = store.get('cluster', uuid)
@@ -666,7 +667,7 @@ def admin_kubeconfig(path, store, uuid, api):
     """A kubeconfig for ``api`` with an admin certificate of the cluster's CA."""
     import base64
     import yaml
-    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
     ca = store.certificate(uuid, 'ca')
     cert, key = tls.issue_keypair(ca['cert_pem'], ca['key_pem'], 'admin', 'system:masters')
 
@@ -1025,7 +1026,8 @@ def test_auto_healing_replaces_a_worker_whose_kubelet_stopped(tmp_path):
 
 def cloud_conf_of(conf, namespace, secret, key='cloud.conf'):
     import base64
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+        cloud_config)
     data = kubectl(conf, '-n', namespace, 'get', 'secret', secret, '-o',
                    'jsonpath={.data.%s}' % key.replace('.', '\\.'))
     return cloud_config.parse(base64.b64decode(data).decode())
@@ -1033,7 +1035,7 @@ def cloud_conf_of(conf, namespace, secret, key='cloud.conf'):
 
 def cloud_made(conn, uuid):
     """What Kubernetes made on the cloud for cluster ``uuid`` (cloud.scan's K8S kinds)."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
     found = cloud.scan(conn, {'name': 'k', 'uuid': uuid})
     return dict((kind, [r['name'] for r in found[kind]])
                 for kind in ('load_balancers', 'volumes'))

@@ -636,7 +636,7 @@ def test_servers_that_never_answer_over_ssh_fail_the_create_naming_them(conn, la
 def test_delete_finds_a_server_that_appears_after_its_first_scan(conn, monkeypatch):
     """A create killed with a server POST in flight: Nova records the server after the
     delete's first scan. The delete scans again and removes it too (CI saw one left)."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
     cluster = {'name': 'late', 'uuid': str(uuidlib.uuid4())}
     prefix = cloud.stack_name(cluster) + '-'
     network = conn.network.create_network(name=prefix + 'net')
@@ -668,7 +668,7 @@ def test_delete_removes_what_kubernetes_made_for_the_cluster_first(conn):
     PersistentVolume's Cinder volume, named as the cloud controller manager and Cinder CSI
     name them after the cluster: the cluster's delete removes them (and their VIP ports do
     not make it refuse "resources the cluster did not create"); another cluster's stay."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
     cluster = {'name': 'svc', 'uuid': str(uuidlib.uuid4())}
     other = str(uuidlib.uuid4())
     prefix = cloud.stack_name(cluster) + '-'
@@ -746,7 +746,8 @@ def test_the_cloud_config_comes_from_the_clusters_cloud_and_logs_in(conn, lab, t
     [LoadBalancer] names the template's external network, the nodes' subnet and the
     Octavia labels; as Helm values it renders, through the real helm, into the Secret
     the pods read; its secrets are never in the module's answer."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+        cloud_config)
     import openstack
     infra = Infra(tmp_path, lab)
     infra.env['MAGNUM_CLUSTER_USER_TRUST'] = 'true'
@@ -918,8 +919,8 @@ def test_with_no_external_network_named_the_clouds_only_one_serves_or_the_choice
     """A template may name no external network (optional in Magnum 23): its clusters'
     routers and floating IPs take the cloud's only router:external network; on a cloud with
     several, the cluster is refused before anything is made, naming them."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
-    from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
+    from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
     checks = cloud.CloudChecks(conn)
     public = conn.network.find_network('public')
     assert checks.external_network(None) is None      # a template's check: optional
@@ -942,7 +943,7 @@ def test_the_nodes_machine_is_read_from_their_images_architecture_before_any_exi
     """The provider tells the COE roles' preflight the nodes' machine from the image's
     Glance architecture property (Nova's names; Debian's and Go's aliases taken), before
     any server is made; an image that names none leaves it to the nodes."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
     checks = cloud.CloudChecks(conn)
     made = [conn.image.create_image(name='magnum-test-arch-%s' % (given or 'none'),
                                     data=b'disk', disk_format='raw', container_format='bare',

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import requests
 
-from ansible_collections.openstack.magnum.plugins.module_utils import store as store_mod
+from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
 from conftest import ApiServer, wait_for
 
 BIN = Path(sys.executable).parent

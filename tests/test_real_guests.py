@@ -22,7 +22,9 @@ import pytest
 
 from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, wait_for
 from conftest import lab_connect as connect
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_servers, k8s_config
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud_servers)
 from test_keystone_auth import RUN, coe, identities, lab_region_connection
 
 BIN = Path(sys.executable).parent

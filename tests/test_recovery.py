@@ -5,7 +5,7 @@ import os
 import pytest
 import requests
 
-from ansible_collections.openstack.magnum.plugins.module_utils import jobs, store as store_mod
+from ansible_collections.openstack.magnum.plugins.module_utils.core import jobs, store as store_mod
 from conftest import ApiServer, wait_for
 
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}

@@ -6,9 +6,9 @@ import multiprocessing
 import pytest
 import sqlalchemy as sa
 
-from ansible_collections.openstack.magnum.plugins.module_utils import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     jobs, lifecycle, secrets, states, store as store_mod, tls)
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, Invalid, NotFound, OperationNotAllowed, ResourceLimitExceeded)
 
 SCOPE = lifecycle.Scope('p1')

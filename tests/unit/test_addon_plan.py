@@ -5,10 +5,11 @@ import json
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import addons
-from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s
-from ansible_collections.openstack.magnum.plugins.module_utils import healing, labels
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import addons
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+    k8s_config as k8s)
+from ansible_collections.openstack.magnum.plugins.module_utils.core import healing, labels
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
 

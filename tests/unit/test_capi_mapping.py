@@ -1,11 +1,11 @@
-"""The Cluster API driver's mapping (module_utils/capi.py): names, the openstack-cluster
-chart's values, and the cluster's state read from CAPI's objects."""
+"""The Cluster API driver's mapping (module_utils/drivers/capi/capi.py): names, the
+openstack-cluster chart's values, and the cluster's state read from CAPI's objects."""
 
 import re
 
 import pytest
-from ansible_collections.openstack.magnum.plugins.module_utils import capi
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 UUID = '0c5bd0b9-89c4-4c53-b690-52d5004e93a8'
 TEMPLATE = {'image_id': 'ubuntu-2404-kube-v1.33.3', 'keypair_id': 'tpl-key',
@@ -218,8 +218,8 @@ def test_status_is_read_from_capis_objects():
 
 
 def test_the_template_label_picks_the_cluster_api_driver():
-    from ansible_collections.openstack.magnum.plugins.module_utils import drivers
-    from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
+    from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
         ClusterTypeNotSupported)
     assert drivers.find('kubernetes', 'vm', 'ubuntu').name == 'k8s_kubeadm'
     assert drivers.find('kubernetes', 'vm', 'ubuntu', {'kube_tag': 'v1.33.3'}).name == \
@@ -279,7 +279,7 @@ def test_an_upgrade_goes_up_one_minor_version_at_most():
 
 
 def test_the_kubeadm_driver_refuses_the_cluster_api_drivers_labels():
-    from ansible_collections.openstack.magnum.plugins.module_utils import drivers
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
     kubeadm = drivers.find('kubernetes', 'vm', 'debian', {'extra_network_names': 'storage'})
     with pytest.raises(Invalid, match="Labels extra_network_names are the Cluster API "
                                       "driver's"):

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud_config)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 APP_CRED = {'auth_url': 'https://keystone.example.com/v3',
             'application_credential_id': 'c0ffee', 'application_credential_secret': 's"e\\c'}

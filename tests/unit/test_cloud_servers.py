@@ -4,8 +4,9 @@ tests/test_openstack_provider.py."""
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud, cloud_servers
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud, cloud_servers)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 CLUSTER = {'name': 'K8s', 'uuid': '5d0e5a9e-27c4-4c1b-9f5e-4e5a8c3d2b1a',
            'labels': {'availability_zone': 'az1', 'boot_volume_size': '20'}}

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.openstack.magnum.plugins.module_utils import (
-    external_clusters as ext, secrets, store as store_mod, tls)
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict, Invalid
-from ansible_collections.openstack.magnum.plugins.module_utils.secrets import Secrets
+from ansible_collections.openstack.magnum.plugins.module_utils.core import (
+    secrets, store as store_mod, tls)
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import (
+    external_clusters as ext)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Conflict, Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core.secrets import Secrets
 
 CA, CA_KEY = tls.create_ca('ext')
 
@@ -169,7 +171,8 @@ def test_each_connection_is_checked_and_pinned_to_the_checked_address(monkeypatc
     to (a record from before, or a name that now resolves to the loopback): refused
     before any connection; an allowed one is connected to at the address checked, its
     certificate still checked against its name."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import kube_access
+    from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+        kube_access)
     sock = listener()
     port = sock.getsockname()[1]
     try:
@@ -198,7 +201,8 @@ def test_the_controller_follows_no_redirect_of_a_cluster():
     import ssl
     import threading
 
-    from ansible_collections.openstack.magnum.plugins.module_utils import kube_access
+    from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+        kube_access)
     target = listener()
     cert, key = tls.issue_keypair(CA, CA_KEY, 'member', sans=['127.0.0.1'], client=False)
     cert_file = Path(tempfile.mkdtemp()) / 'c.pem'

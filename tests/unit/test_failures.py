@@ -1,6 +1,6 @@
 """failure_reason: what a failed task's result says of its cause (status_reason)."""
 
-from ansible_collections.openstack.magnum.plugins.module_utils.failures import failure_reason
+from ansible_collections.openstack.magnum.plugins.module_utils.core.failures import failure_reason
 
 # As Ansible 2.19 reports a loop delegated to each node, one of which refused SSH.
 UNREACHABLE_LOOP = {

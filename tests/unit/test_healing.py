@@ -1,6 +1,6 @@
-"""Auto-healing's choice of the workers to replace (module_utils/healing.py)."""
+"""Auto-healing's choice of the workers to replace (module_utils/core/healing.py)."""
 
-from ansible_collections.openstack.magnum.plugins.module_utils import healing
+from ansible_collections.openstack.magnum.plugins.module_utils.core import healing
 
 
 def group(uuid, role, *names):

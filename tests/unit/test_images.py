@@ -1,4 +1,4 @@
-from ansible_collections.openstack.magnum.plugins.module_utils import images
+from ansible_collections.openstack.magnum.plugins.module_utils.core import images
 
 OLD = {'image_id': 'debian-12'}
 NEW = {'image_id': 'debian-12-r2'}

@@ -8,9 +8,11 @@ import tarfile
 import pytest
 import yaml
 
-from ansible_collections.openstack.magnum.plugins.module_utils import k8s_config as k8s, registries
-from ansible_collections.openstack.magnum.plugins.module_utils import k8s_node
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core import registries
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+    k8s_config as k8s)
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_node
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 ROLE_DEFAULTS = (pathlib.Path(__file__).resolve().parents[2] / 'collections' / 'ansible_collections'
                  / 'openstack' / 'magnum' / 'roles' / 'kubernetes' / 'defaults' / 'main.yml')
@@ -18,7 +20,7 @@ ROLE_DEFAULTS = (pathlib.Path(__file__).resolve().parents[2] / 'collections' / '
 TEMPLATE = {'coe': 'kubernetes', 'network_driver': 'flannel'}
 CALICO = dict(TEMPLATE, network_driver='calico')
 CALICO_FIXTURE = pathlib.Path(__file__).parents[1] / 'fixtures' / 'calico.yaml'
-ROLE = pathlib.Path(k8s.__file__).parents[2] / 'roles' / 'kubernetes'
+ROLE = pathlib.Path(k8s.__file__).parents[4] / 'roles' / 'kubernetes'
 MASTER = {'name': 'k-abc-master-0', 'address': '10.192.3.10', 'role': 'master',
           'nodegroup': 'default-master'}
 WORKER = {'name': 'k-abc-node-0', 'address': '10.192.3.11', 'role': 'worker',
@@ -55,7 +57,7 @@ def test_the_pod_network_filter_is_the_settings_pod_network():
     """What the OpenStack provider lets through the nodes' ports and security groups is
     the network the settings give the pods."""
     from ansible.errors import AnsibleFilterError
-    from ansible_collections.openstack.magnum.plugins.filter.magnum import FilterModule
+    from ansible_collections.openstack.magnum.plugins.filter.kubeadm import FilterModule
     pod_network = FilterModule().filters()['k8s_pod_network']
     calico = dict(TEMPLATE, network_driver='calico')
     for cluster, template, expected in (
@@ -533,7 +535,7 @@ def test_a_manifest_that_is_not_calicos_or_not_its_tags_is_refused(text, labels,
 def test_the_calico_filter_takes_ansibles_strings_and_names_itself_in_errors():
     from ansible.errors import AnsibleFilterError
     from ansible.utils.unsafe_proxy import wrap_var
-    from ansible_collections.openstack.magnum.plugins.filter.magnum import FilterModule
+    from ansible_collections.openstack.magnum.plugins.filter.kubeadm import FilterModule
     manifest = FilterModule().filters()['k8s_calico_manifest']
     conf = wrap_var(calico(calico_ipv4pool='10.20.0.0/16'))
     assert 'value: 10.20.0.0/16' in manifest(wrap_var(CALICO_FIXTURE.read_text()), conf)
@@ -669,7 +671,7 @@ def test_the_roles_filters_render_the_node_files_as_text():
     containerd's TOML, through the k8s_document filter."""
     import yaml
     from ansible.errors import AnsibleFilterError
-    from ansible_collections.openstack.magnum.plugins.filter.magnum import FilterModule
+    from ansible_collections.openstack.magnum.plugins.filter.kubeadm import FilterModule
     filters = FilterModule().filters()
     settings = filters['k8s_settings']({'labels': {'kube_tag': 'v1.36.1'}}, TEMPLATE)
     node = {'name': 'k-abc-master-0', 'address': '10.0.0.10', 'role': 'master',
@@ -725,7 +727,7 @@ def test_kubeconfigs_for_bootstrap_and_cluster_info():
     one: both trust exactly the CA given, at the control-plane endpoint."""
     import base64
     import yaml
-    from ansible_collections.openstack.magnum.plugins.module_utils import tls
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
     ca_pem = tls.create_ca('rotated')[0]
     boot = k8s.kubeconfig('10.0.0.5', ca_pem, 'abcdef.0123456789abcdef')
     cluster = boot['clusters'][0]['cluster']

@@ -5,8 +5,8 @@ import base64
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import karmada
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import karmada
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 CLUSTER = {'uuid': '0e2c8a5c-9d6a-4c5b-8e8f-1234567890ab', 'name': 'My_Cluster.1',
            'api_address': 'https://10.0.0.5:6443', 'master_addresses': ['10.0.0.5']}

@@ -1,7 +1,7 @@
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import labels
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core import labels
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 
 def test_parse_cli_forms():
@@ -99,7 +99,7 @@ def test_master_lb_allowed_cidrs_let_the_clusters_own_subnet_in():
 
 
 def test_a_field_and_a_label_read_a_boolean_in_the_same_words():
-    from ansible_collections.openstack.magnum.plugins.module_utils import fields
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import fields
     for word in labels.TRUE_WORDS + tuple(w.upper() for w in labels.TRUE_WORDS):
         assert fields.coerce(fields.CLUSTER_TEMPLATE, 'public', word) is True
         assert labels.to_bool(word) is True

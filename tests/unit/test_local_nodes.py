@@ -1,7 +1,8 @@
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import local_nodes as ln
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import (
+    local_nodes as ln)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 CLUSTER = {'name': 'Swarm_1', 'uuid': '5d12f6fd-a196-4bf5-ae4c-1f639a523a52',
            'flavor_id': 'm1.small'}
@@ -65,7 +66,7 @@ def test_local_nodes_not_on_their_groups_new_image_are_rebuilt_masters_first():
     """An upgrade to a template with another image: the nodes (by the image label they
     were started with, or, unlabelled, their group's) not on it are rebuilt, masters
     first; a stopped node too; kept nodes carry their group's flavor to start again."""
-    from ansible_collections.openstack.magnum.plugins.module_utils import images
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import images
     old, new = {'image_id': 'debian-12'}, {'image_id': 'debian-12-b'}
     groups = [dict(MASTER, image_id='debian-12'), dict(WORKER, image_id='debian-12')]
     plan = ln.plan([], CLUSTER, groups, '10.192.3.0/24')
@@ -150,7 +151,7 @@ def test_cloud_servers_become_plan_nodes():
 
 
 def test_cloud_volumes_per_node():
-    from ansible_collections.openstack.magnum.plugins.module_utils import cloud
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
     cluster = dict(CLUSTER, docker_volume_size=5,
                    labels={'etcd_volume_size': '2', 'docker_volume_type': 'fast'})
     groups = [MASTER, dict(WORKER, docker_volume_size=8)]

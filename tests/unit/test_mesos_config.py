@@ -1,10 +1,11 @@
-"""A Mesos cluster's generated configuration (module_utils/mesos_config.py): ZooKeeper's
-ensemble, mesos-master's quorum, the agents' flags from the guide's labels, Marathon."""
+"""A Mesos cluster's generated configuration (module_utils/drivers/mesos/mesos_config.py):
+ZooKeeper's ensemble, mesos-master's quorum, the agents' flags from the guide's labels, Marathon."""
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import mesos_config as mesos
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.mesos import (
+    mesos_config as mesos)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 CLUSTER = {'name': 'm1'}
 THREE = ['10.0.0.3', '10.0.0.4', '10.0.0.5']

@@ -1,7 +1,7 @@
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import model, states
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core import model, states
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     ClusterTypeNotSupported, Conflict, Invalid)
 
 BASE = {'coe': 'kubernetes', 'image_id': 'debian-12', 'external_network_id': 'public'}
@@ -68,7 +68,7 @@ def test_the_templates_own_fields_are_checked_before_its_image_is_looked_up():
 
 
 def test_a_servers_flavor_is_its_groups_else_its_clusters_else_the_default():
-    from ansible_collections.openstack.magnum.plugins.module_utils import fields
+    from ansible_collections.openstack.magnum.plugins.module_utils.core import fields
     assert fields.flavor_of(None, '', 'm1.large') == 'm1.large'
     assert fields.flavor_of('gpu', 'm1.large') == 'gpu'
     assert fields.flavor_of(None, None) == fields.DEFAULT_FLAVOR == 'm1.small'

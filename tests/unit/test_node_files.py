@@ -5,8 +5,8 @@ import shlex
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import node_files
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_files
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 
 def steps_of(argv):

@@ -1,4 +1,4 @@
-"""What a node image must hold for each driver (drivers.Driver.node_packages), the check
+"""What a node image must hold for each driver (driver_spec.Driver.node_packages), the check
 that refuses an image listing what it holds and lacking some (before any server is made),
 and what the cloud_image role records in Glance (drivers.packages_held)."""
 
@@ -7,8 +7,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.openstack.magnum.plugins.module_utils import drivers
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+    driver as kubeadm)
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.mesos import (
+    driver as mesos_driver)
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.swarm import (
+    driver as swarm)
 
 ROLES = (Path(__file__).resolve().parents[2]
          / 'collections/ansible_collections/openstack/magnum/roles')
@@ -23,11 +29,11 @@ def driver(coe):
 
 
 def test_the_drivers_lists_are_what_their_roles_install():
-    assert list(drivers.SWARM_PACKAGES) == defaults('swarm')['swarm_packages']
+    assert list(swarm.PACKAGES) == defaults('swarm')['swarm_packages']
     mesos = defaults('mesos')
-    assert list(drivers.MESOS_PACKAGES) == (mesos['mesos_zookeeper_packages']
-                                            + mesos['mesos_agent_packages'])
-    assert sorted(drivers.KUBEADM_PACKAGES + ('containerd', 'runc')) == sorted(
+    assert list(mesos_driver.PACKAGES) == (mesos['mesos_zookeeper_packages']
+                                           + mesos['mesos_agent_packages'])
+    assert sorted(kubeadm.PACKAGES + ('containerd', 'runc')) == sorted(
         defaults('kubernetes')['kubernetes_packages'])
 
 
@@ -55,7 +61,7 @@ def test_an_image_lacking_packages_is_refused_naming_them_and_the_fixes():
     assert 'playbooks/cloud_image.yml' in message and 'http_proxy or https_proxy' in message
     with pytest.raises(Invalid, match=r'needs on its nodes: containerd, runc \('):
         driver('kubernetes').check_image_packages(
-            'img', set(drivers.KUBEADM_PACKAGES) | {'python3', 'docker.io'}, {'labels': {}})
+            'img', set(kubeadm.PACKAGES) | {'python3', 'docker.io'}, {'labels': {}})
 
 
 def test_what_is_taken():
@@ -65,7 +71,7 @@ def test_what_is_taken():
     for proxy in ('http_proxy', 'https_proxy'):   # the nodes install through it
         swarm.check_image_packages('img', {'python3'}, {proxy: 'http://proxy:3128'})
     driver('kubernetes').check_image_packages(
-        'img', set(drivers.KUBEADM_PACKAGES) | {'python3'},
+        'img', set(kubeadm.PACKAGES) | {'python3'},
         {'labels': {'containerd_version': '2.2.0'}})
 
 

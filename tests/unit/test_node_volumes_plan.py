@@ -1,8 +1,9 @@
-"""Which volumes a node mounts where (module_utils/node_volumes.py)."""
+"""Which volumes a node mounts where (module_utils/providers/openstack/node_volumes.py)."""
 
 import pytest
-from ansible_collections.openstack.magnum.plugins.module_utils import node_volumes
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict, Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    node_volumes)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Conflict, Invalid
 
 
 def test_a_nodes_volumes_from_the_clusters_ids():

@@ -1,12 +1,12 @@
 """The step plan of every operation for every driver on every provider
-(module_utils/operations.py, which roles/cluster_operation loops over)."""
+(module_utils/core/operations.py, which roles/cluster_operation loops over)."""
 
 from pathlib import Path
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import drivers, operations
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers, operations
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 ROLES = (Path(__file__).resolve().parents[2]
          / 'collections/ansible_collections/openstack/magnum/roles')

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import secrets
+from ansible_collections.openstack.magnum.plugins.module_utils.core import secrets
 
 PEM = '-----BEGIN PRIVATE KEY-----\nMIIE...\n-----END PRIVATE KEY-----\n'
 

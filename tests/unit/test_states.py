@@ -1,7 +1,8 @@
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils import states
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import OperationNotAllowed
+from ansible_collections.openstack.magnum.plugins.module_utils.core import states
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
+    OperationNotAllowed)
 
 
 def test_every_status_of_the_reference():

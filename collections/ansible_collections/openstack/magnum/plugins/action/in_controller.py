@@ -4,14 +4,14 @@
 """Action plugin of the collection's modules (meta/runtime.yml routes each one here).
 
 The modules work on the store, and the store is the controller's: on a local
-connection, the module's class runs in this worker process (module_utils/base.py,
+connection, the module's class runs in this worker process (module_utils/core/base.py,
 ControllerRun) instead of a Python of its own that unpacks the module and imports the
 store again — most of a bookkeeping task's cost. Anything else — another host, become,
 a task environment, async — runs the module as Ansible always does.
 
 The store a module works on is its ``db_url`` option, else the play's variable
 ``magnum_db_url`` (an extra var, as an AWX credential of type "OpenStack Magnum" injects
-it; awx/README.md), else E(MAGNUM_DB_URL), else the default file (module_utils/store.py).
+it; awx/README.md), else E(MAGNUM_DB_URL), else the default file (module_utils/core/store.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -23,7 +23,7 @@ import traceback
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.openstack.magnum.plugins.module_utils.base import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import (
     ControllerRun, Exited, MagnumModule)
 
 MODULES = 'ansible_collections.openstack.magnum.plugins.modules.'

@@ -92,10 +92,11 @@ kube_version:
 
 import json
 
-from ansible_collections.openstack.magnum.plugins.module_utils import (
-    capi, lifecycle, private_files)
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, private_files
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 
 class CapiClusterModule(CloudModule):

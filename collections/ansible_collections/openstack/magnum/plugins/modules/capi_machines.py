@@ -55,8 +55,8 @@ machines:
   elements: str
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils import capi, capi_client
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi, capi_client
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
 
 
 class CapiMachinesModule(capi_client.CapiModule, MagnumModule):

@@ -109,9 +109,9 @@ cluster:
            "node_count": 2, "master_count": 1}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import fields, lifecycle
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 
 CREATE_FIELDS = ('cluster_template_id', 'keypair', 'node_count', 'master_count',
                  'docker_volume_size', 'labels', 'merge_labels', 'master_flavor_id',

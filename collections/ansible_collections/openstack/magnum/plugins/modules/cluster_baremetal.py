@@ -151,8 +151,9 @@ rebuilt:
   elements: str
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import baremetal
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import baremetal
 
 SERVER_SPEC = dict(
     name=dict(type='str', required=True), flavor=dict(type='str', required=True),

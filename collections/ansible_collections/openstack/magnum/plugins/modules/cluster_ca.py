@@ -91,8 +91,8 @@ key:
   type: str
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, tls
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, tls
 
 
 class ClusterCaModule(MagnumModule):

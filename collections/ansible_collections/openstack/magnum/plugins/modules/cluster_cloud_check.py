@@ -76,9 +76,11 @@ needs:
   sample: {"m1.small": 2}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud, fields
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.core import fields
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 
 class ClusterCloudCheckModule(CloudModule):

@@ -102,9 +102,12 @@ sections:
            "LoadBalancer": ["floating-network-id", "subnet-id", "create-monitor"]}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_config, private_files
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core import private_files
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud_config)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 
 class ClusterCloudConfigModule(CloudModule):

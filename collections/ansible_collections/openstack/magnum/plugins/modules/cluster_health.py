@@ -48,8 +48,8 @@ cluster:
   sample: {"health_status": "HEALTHY", "health_status_reason": {"api": "ok"}}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, states
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, states
 
 
 class ClusterHealthModule(MagnumModule):

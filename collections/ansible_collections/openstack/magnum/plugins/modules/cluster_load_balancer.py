@@ -97,9 +97,10 @@ done:
   sample: ["create load balancer k8s-abc-api-lb (10.0.0.5)", "create listener k8s-abc-api-lb-6443"]
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_lb
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud_lb
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 
 class ClusterLoadBalancerModule(CloudModule):

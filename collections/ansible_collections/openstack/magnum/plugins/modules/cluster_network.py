@@ -80,8 +80,10 @@ done:
   sample: ["create network k8s-abc-network", "create subnet k8s-abc-subnet (10.0.0.0/24)"]
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_converge
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud_converge)
 
 
 class ClusterNetworkModule(CloudModule):

@@ -64,9 +64,11 @@ made:
   elements: str
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud, cloud_converge
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud, cloud_converge)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 SSH = {'protocol': 'tcp', 'min': 22, 'max': 22}
 

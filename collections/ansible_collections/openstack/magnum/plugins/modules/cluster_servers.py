@@ -174,8 +174,10 @@ done:
   sample: ["create port k8s-abc-node-0-port (10.0.0.4)", "create server k8s-abc-node-0"]
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_servers
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud_servers)
 
 SERVER_SPEC = dict(
     name=dict(type='str', required=True), flavor=dict(type='str', required=True),

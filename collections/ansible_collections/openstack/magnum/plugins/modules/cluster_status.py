@@ -13,7 +13,7 @@ version_added: "0.1.0"
 description:
   - The lifecycle playbooks call this module to move a cluster through Magnum's state
     machine. I(phase=start) runs the checks the API runs when it accepts the operation
-    (module_utils/lifecycle.py start_operation), then sets the C(*_IN_PROGRESS) status.
+    (module_utils/core/lifecycle.py start_operation), then sets the C(*_IN_PROGRESS) status.
     Those checks are the state machine's (update, resize and upgrade are refused while
     another operation runs; delete is always allowed; a C(*_FAILED) cluster can be
     retried, resized or deleted), a resize's node group bounds and I(nodes_to_remove), an
@@ -115,10 +115,10 @@ cluster:
            "status_reason": "Create completed successfully"}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     fields, jobs, lifecycle, states)
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Conflict
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Conflict
 
 
 class ClusterStatusModule(MagnumModule):

@@ -142,9 +142,9 @@ cluster_template:
            "cluster_distro": "debian", "driver": "k8s_kubeadm"}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import fields, lifecycle
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import NotFound
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 
 FIELDS = ('coe', 'image_id', 'external_network_id', 'keypair_id', 'flavor_id',
           'master_flavor_id', 'dns_nameserver', 'fixed_network', 'fixed_subnet',

@@ -67,9 +67,11 @@ volumes:
   type: dict
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.cloud_module import CloudModule
-from ansible_collections.openstack.magnum.plugins.module_utils import cloud_converge
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack.cloud_module import (
+    CloudModule)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    cloud_converge)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 
 class ClusterVolumesModule(CloudModule):

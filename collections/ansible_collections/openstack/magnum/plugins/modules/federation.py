@@ -13,8 +13,9 @@ version_added: "0.1.0"
 description:
   - Writes a Federation record (host cluster, member clusters, properties) in the store, or
     removes it. Members are given by name or UUID and stored as UUIDs.
-  - With I(status) it records the outcome of a federation operation (the C(federation)
-    playbook does this).
+  - With I(operation) and I(phase) it records the outcome of a federation operation (the
+    C(federation) playbook does this); the status comes from the state machine, as
+    M(openstack.magnum.cluster_status) writes a cluster's. I(status) sets one directly.
 extends_documentation_fragment:
   - openstack.magnum.store
 options:
@@ -38,12 +39,22 @@ options:
     description: Federation properties, for example C(dns=cluster.local).
     type: dict
   status:
-    description: Status to record.
+    description: Status to record. Mutually exclusive with I(operation).
     type: str
     choices: [CREATE_IN_PROGRESS, CREATE_FAILED, CREATE_COMPLETE, UPDATE_IN_PROGRESS,
               UPDATE_FAILED, UPDATE_COMPLETE, DELETE_IN_PROGRESS, DELETE_FAILED, DELETE_COMPLETE]
+  operation:
+    description:
+      - The federation operation whose outcome I(phase) records (C(CREATE_COMPLETE),
+        C(UPDATE_FAILED), ...). Requires I(phase).
+    type: str
+    choices: [create, update, delete]
+  phase:
+    description: How I(operation) ended. Requires I(operation).
+    type: str
+    choices: [complete, failed]
   status_reason:
-    description: Reason recorded with I(status).
+    description: Reason recorded with I(status) or I(phase).
     type: str
 notes:
   - A final I(status) (C(*_COMPLETE), C(*_FAILED)) is only recorded over the matching
@@ -59,6 +70,13 @@ EXAMPLES = r'''
     hostcluster: k8s1
     member_ids: [k8s2, k8s3]
     properties: {dns: cluster.local}
+
+- name: Its create ended well
+  openstack.magnum.federation:
+    name: myfed
+    operation: create
+    phase: complete
+    status_reason: Federation CREATE completed successfully
 '''
 
 RETURN = r'''
@@ -69,9 +87,9 @@ federation:
   sample: {"uuid": "3e8d4c36-5c1b-4c9f-9a36-2b1f2b3d2c11", "name": "myfed", "member_ids": []}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils import lifecycle, states
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, states
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, NotFound)
 
 
@@ -83,11 +101,17 @@ class FederationModule(MagnumModule):
         member_ids=dict(type='list', elements='str'),
         properties=dict(type='dict'),
         status=dict(type='str', choices=list(states.FEDERATION_STATUSES)),
+        operation=dict(type='str', choices=['create', 'update', 'delete']),
+        phase=dict(type='str', choices=['complete', 'failed']),
         status_reason=dict(type='str'),
     )
+    module_kwargs = dict(mutually_exclusive=[('status', 'operation')],
+                         required_together=[('operation', 'phase')])
 
     def run(self):
         p = self.params
+        if p['operation']:
+            p['status'] = states.final_status(p['operation'], p['phase'] == 'complete')
         try:
             current = lifecycle.get_federation(self.store, p['name'], self.scope)
         except NotFound:

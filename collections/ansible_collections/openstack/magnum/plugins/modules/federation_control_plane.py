@@ -88,9 +88,11 @@ endpoint:
 
 import json
 
-from ansible_collections.openstack.magnum.plugins.module_utils import (
-    karmada, karmada_store, kube_access, lifecycle, private_files)
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, private_files
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import kube_access
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import (
+    karmada, karmada_store)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
 
 
 class FederationControlPlaneModule(MagnumModule):

@@ -96,10 +96,12 @@ import time
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.openstack.magnum.plugins.module_utils import (
-    external_clusters, karmada, karmada_store, kube_access, lifecycle)
-from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import (
+from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import kube_access
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import (
+    external_clusters, karmada, karmada_store)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Invalid, NotFound)
 
 CLUSTER_API = 'cluster.karmada.io/v1alpha1'

@@ -113,8 +113,8 @@ imported:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.openstack.magnum.plugins.module_utils import k8s_node
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_node
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 
 
 def main():

@@ -72,8 +72,9 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.openstack.magnum.plugins.module_utils import node_volumes
-from ansible_collections.openstack.magnum.plugins.module_utils.errors import MagnumError
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    node_volumes)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 
 
 def _run(module, args):

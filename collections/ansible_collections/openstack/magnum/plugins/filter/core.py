@@ -1,0 +1,58 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+# The core'"'"'s filters: drivers and their roles, labels, operation plans, failures, files
+# for nodes. Documentation: one YAML file per filter in this folder.
+
+import os
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.openstack.magnum.plugins.module_utils.core import (
+    drivers, failures, images, labels, node_files, operations, registries)
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
+from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
+
+
+def roles_dir():
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                         '..', '..', 'roles'))
+
+
+def driver_missing_roles(driver):
+    try:
+        return drivers.by_name(driver['name']).missing_roles(roles_dir())
+    except (KeyError, TypeError, MagnumError) as exc:
+        raise AnsibleFilterError('driver_missing_roles: %s' % exc)
+
+
+def missing_roles(names):
+    """The role names among ``names`` that this collection does not have."""
+    if not isinstance(names, (list, tuple)):
+        raise AnsibleFilterError('missing_roles: expected a list of role names')
+    return [n for n in names if not os.path.isdir(os.path.join(roles_dir(), n))]
+
+
+def registry_host(value):
+    return registries.host(value) or ''
+
+
+class FilterModule(object):
+    def filters(self):
+        table = wrap_all({
+            'driver_packages_held': drivers.packages_held,
+            'nodes_lacking_packages': drivers.nodes_lacking,
+            'magnum_labels': labels.parse,
+            'master_lb_allowed_cidrs': labels.master_lb_allowed_cidrs,
+            'rebuild_plan': images.rebuild_plan,
+            'node_files_to_push': node_files.files_to_push,
+            'node_push_command': node_files.push_command,
+            'operation_plan': operations.plan,
+        })
+        table.update(driver_missing_roles=driver_missing_roles, missing_roles=missing_roles,
+                     registry_host=registry_host, failure_reason=failures.failure_reason)
+        return table

@@ -1,0 +1,29 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+# The OpenStack provider's filters: servers, volumes, floating IPs, SSH routes, bare
+# metal. Documentation: one YAML file per filter in this folder.
+
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+    baremetal, cloud, cloud_servers, node_volumes)
+from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
+
+
+class FilterModule(object):
+    def filters(self):
+        return wrap_all({
+            'cluster_stack_name': cloud.stack_name,
+            'cluster_volumes': cloud.node_volumes,
+            'vm_servers': cloud_servers.specs,
+            'node_user_data': cloud_servers.user_data,
+            'server_floating_ips': cloud_servers.floating_addresses,
+            'floating_ip_nodes': cloud_servers.floating_ip_nodes,
+            'ssh_routes': cloud_servers.ssh_routes,
+            'ssh_wait_outcome': cloud_servers.ssh_wait_outcome,
+            'node_volume_list': node_volumes.of_node,
+            'baremetal_servers': baremetal.servers_for,
+        })

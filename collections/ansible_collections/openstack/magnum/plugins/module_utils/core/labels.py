@@ -1,0 +1,376 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Cluster labels: parsing, merging and the rules the user guide gives.
+
+Labels arrive as ``k=v,k2=v2;k3=v3`` strings (CLI style) or as dicts.
+Known labels have their values checked; unknown labels are kept untouched,
+as Magnum's drivers do. Inter-dependencies are checked on the effective set
+(template labels, cluster labels and the template fields they relate to).
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import ipaddress
+import re
+
+from ansible.module_utils.six import string_types
+
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+
+BOOL = 'bool'
+INT = 'int'
+CIDR = 'cidr'
+CIDRS = 'cidrs'
+TAG = 'tag'
+STR = 'str'
+
+# The words a boolean is written in, a field's (oslo's bool_from_string) and a label's.
+TRUE_WORDS = ('true', '1', 'yes', 'on', 't', 'y')
+FALSE_WORDS = ('false', '0', 'no', 'off', 'f', 'n')
+
+# name -> (type, allowed values or None). Every label the user guide names.
+CATALOGUE = {
+    # networking
+    'flannel_network_cidr': (CIDR, None),
+    'flannel_backend': (STR, ('udp', 'vxlan', 'host-gw')),
+    'flannel_network_subnetlen': (INT, None),
+    'flannel_tag': (TAG, None),
+    'flannel_cni_tag': (TAG, None),
+    'calico_ipv4pool': (CIDR, None),
+    'calico_ipv4pool_ipip': (STR, ('Always', 'CrossSubnet', 'Never', 'Off')),
+    'calico_tag': (TAG, None),
+    'service_cluster_ip_range': (CIDR, None),
+    'fixed_subnet_cidr': (CIDR, None),
+    'master_lb_floating_ip_enabled': (BOOL, None),
+    'master_lb_allowed_cidrs': (CIDRS, None),
+    'availability_zone': (STR, None),
+    # kubernetes components
+    'kube_tag': (TAG, None),
+    'etcd_tag': (TAG, None),
+    'coredns_tag': (TAG, None),
+    'cloud_provider_tag': (TAG, None),
+    'cloud_provider_enabled': (BOOL, None),
+    'hyperkube_prefix': (STR, None),
+    'container_infra_prefix': (STR, None),
+    'admission_control_list': (STR, None),
+    'kubelet_options': (STR, None),
+    'kubeapi_options': (STR, None),
+    'kubescheduler_options': (STR, None),
+    'kubecontroller_options': (STR, None),
+    'kubeproxy_options': (STR, None),
+    'cgroup_driver': (STR, ('systemd', 'cgroupfs')),
+    'keystone_auth_enabled': (BOOL, None),
+    'k8s_keystone_auth_tag': (TAG, None),
+    'heat_container_agent_tag': (TAG, None),
+    'use_podman': (BOOL, None),
+    'selinux_mode': (STR, ('enforcing', 'permissive', 'disabled')),
+    'container_runtime': (STR, ('', 'containerd')),
+    'containerd_version': (STR, None),
+    'containerd_tarball_url': (STR, None),
+    'containerd_tarball_sha256': (STR, None),
+    'cert_manager_api': (BOOL, None),
+    'ostree_commit': (STR, None),
+    'ostree_remote': (STR, None),
+    # add-ons
+    'heapster_enabled': (BOOL, None),
+    'metrics_server_enabled': (BOOL, None),
+    'metrics_server_chart_tag': (TAG, None),
+    'monitoring_enabled': (BOOL, None),
+    'prometheus_operator_chart_tag': (TAG, None),
+    'prometheus_adapter_enabled': (BOOL, None),
+    'prometheus_adapter_chart_tag': (TAG, None),
+    'prometheus_adapter_configmap': (STR, None),
+    'prometheus_monitoring': (BOOL, None),
+    'grafana_admin_passwd': (STR, None),
+    'influx_grafana_dashboard_enabled': (BOOL, None),
+    'kube_dashboard_enabled': (BOOL, None),
+    'kube_dashboard_version': (TAG, None),
+    'metrics_scraper_tag': (TAG, None),
+    'ingress_controller': (STR, ('', 'traefik', 'nginx', 'octavia')),
+    'ingress_controller_role': (STR, None),
+    'octavia_ingress_controller_tag': (TAG, None),
+    'nginx_ingress_controller_tag': (TAG, None),
+    'nginx_ingress_controller_chart_tag': (TAG, None),
+    'traefik_ingress_controller_tag': (TAG, None),
+    'tiller_enabled': (BOOL, None),
+    'tiller_tag': (TAG, None),
+    'tiller_namespace': (STR, None),
+    'helm_client_url': (STR, None),
+    'helm_client_sha256': (STR, None),
+    'helm_client_tag': (TAG, None),
+    'auto_healing_enabled': (BOOL, None),
+    'auto_healing_controller': (STR, ('draino', 'magnum-auto-healer')),
+    'magnum_auto_healer_tag': (TAG, None),
+    'draino_tag': (TAG, None),
+    'auto_scaling_enabled': (BOOL, None),
+    'autoscaler_tag': (TAG, None),
+    'min_node_count': (INT, None),
+    'max_node_count': (INT, None),
+    'npd_enabled': (BOOL, None),
+    'node_problem_detector_tag': (TAG, None),
+    'cinder_csi_enabled': (BOOL, None),
+    'cinder_csi_plugin_tag': (TAG, None),
+    'csi_attacher_tag': (TAG, None),
+    'csi_provisioner_tag': (TAG, None),
+    'csi_snapshotter_tag': (TAG, None),
+    'csi_resizer_tag': (TAG, None),
+    'csi_node_driver_registrar_tag': (TAG, None),
+    # Services of type LoadBalancer (the cloud provider; Magnum from Wallaby)
+    'octavia_provider': (STR, None),
+    'octavia_lb_algorithm': (STR, ('ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP',
+                                   'SOURCE_IP_PORT')),
+    'octavia_lb_healthcheck': (BOOL, None),
+    # volumes
+    'docker_volume_type': (STR, None),
+    'boot_volume_size': (INT, None),
+    'boot_volume_type': (STR, None),
+    'etcd_volume_size': (INT, None),
+    'etcd_volume_type': (STR, None),
+    # Cluster API driver (magnum-capi-helm's labels; docs "Clusters through Cluster API")
+    'capi_helm_chart_version': (STR, None),
+    'etcd_blockdevice_size': (INT, None),
+    'etcd_blockdevice_type': (STR, ('local', 'volume')),
+    'etcd_blockdevice_volume_type': (STR, None),
+    'etcd_blockdevice_volume_az': (STR, None),
+    'extra_network_names': (STR, None),
+    'csi_cinder_reclaim_policy': (STR, ('Delete', 'Retain')),
+    'csi_cinder_volume_binding_mode': (STR, ('Immediate', 'WaitForFirstConsumer')),
+    'csi_cinder_availability_zone': (STR, None),
+    'csi_cinder_fstype': (STR, None),
+    'csi_cinder_allow_volume_expansion': (BOOL, None),
+    # swarm / mesos
+    'swarm_strategy': (STR, ('spread', 'binpack', 'random')),
+    'rexray_preempt': (BOOL, None),
+    'mesos_slave_isolation': (STR, None),
+    'mesos_slave_image_providers': (STR, ('appc', 'docker', 'appc,docker')),
+    'mesos_slave_work_dir': (STR, None),
+    'mesos_slave_executor_env_variables': (STR, None),
+}
+
+MESOS_ISOLATION = (
+    'filesystem/posix', 'filesystem/linux', 'filesystem/shared', 'posix/cpu',
+    'posix/mem', 'posix/disk', 'cgroups/cpu', 'cgroups/mem', 'docker/runtime',
+    'namespaces/pid')
+
+# Spellings the guide itself uses, accepted and normalised.
+ALIASES = {'rexray-preempt': 'rexray_preempt', 'keystone-auth-enabled': 'keystone_auth_enabled'}
+
+_KEY_RE = re.compile(r'^[A-Za-z0-9_.\-/]+$')
+_TAG_RE = re.compile(r'^[A-Za-z0-9_.\-+]+$')
+_VERSION_RE = re.compile(r'^v?(\d+)\.(\d+)(?:\.(\d+))?')
+
+
+def parse(value):
+    """Parse labels given as a dict, a list of ``k=v`` strings or one string."""
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        items = list(value.items())
+    else:
+        if isinstance(value, string_types):
+            value = [value]
+        items = []
+        for chunk in value:
+            for part in re.split(r'[,;]', chunk):
+                part = part.strip()
+                if not part:
+                    continue
+                if '=' not in part:
+                    # "a=b,c" -> the "c" continues the previous value (CIDR lists).
+                    if items and CATALOGUE.get(items[-1][0], (None,))[0] == CIDRS:
+                        items[-1] = (items[-1][0], items[-1][1] + ',' + part)
+                        continue
+                    raise Invalid("Invalid label %r: expected KEY=VALUE." % part)
+                key, val = part.split('=', 1)
+                items.append((key.strip(), val.strip()))
+    result = {}
+    for key, val in items:
+        if not isinstance(key, string_types) or not _KEY_RE.match(key):
+            raise Invalid("Invalid label key %r." % (key,))
+        key = ALIASES.get(key, key)
+        result[key] = _to_str(val)
+    return result
+
+
+def _to_str(val):
+    if isinstance(val, bool):
+        return 'true' if val else 'false'
+    if val is None:
+        return ''
+    return str(val)
+
+
+def to_bool(value, default=False):
+    if value is None or value == '':
+        return default
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in TRUE_WORDS
+
+
+def version_tuple(tag):
+    m = _VERSION_RE.match(str(tag or ''))
+    if not m:
+        return None
+    return tuple(int(x or 0) for x in m.groups())
+
+
+def _check_value(key, value):
+    kind, allowed = CATALOGUE[key]
+    if kind == BOOL:
+        if str(value).lower() not in TRUE_WORDS + FALSE_WORDS:
+            raise Invalid("Label %s must be true or false, not %r." % (key, value))
+    elif kind == INT:
+        try:
+            if int(value) < 0:
+                raise ValueError()
+        except ValueError:
+            raise Invalid("Label %s must be a non-negative integer, not %r." % (key, value))
+    elif kind in (CIDR, CIDRS):
+        for cidr in [c for c in value.split(',') if c.strip()] if kind == CIDRS else [value]:
+            try:
+                ipaddress.ip_network(cidr.strip(), strict=False)
+            except ValueError:
+                raise Invalid("Label %s must be a CIDR, not %r." % (key, cidr))
+    elif kind == TAG:
+        if value and not _TAG_RE.match(value):
+            raise Invalid("Label %s has an invalid tag %r." % (key, value))
+    if allowed is not None and value not in allowed:
+        raise Invalid("Label %s must be one of %s, not %r."
+                      % (key, ', '.join(repr(a) for a in allowed), value))
+    if key == 'mesos_slave_isolation' and value:
+        bad = [v for v in value.split(',') if v not in MESOS_ISOLATION]
+        if bad:
+            raise Invalid("Label mesos_slave_isolation: unknown isolator(s) %s; allowed: %s."
+                          % (', '.join(bad), ', '.join(MESOS_ISOLATION)))
+
+
+def autoscaling_bounds(labels):
+    """The default worker group's bounds the cluster autoscaler keeps
+    (auto_scaling_enabled): min_node_count (default 1) and max_node_count (required)."""
+    if labels.get('max_node_count') in (None, ''):
+        raise Invalid("auto_scaling_enabled needs max_node_count (the most workers the "
+                      "autoscaler may make).")
+    low, high = int(labels.get('min_node_count') or 1), int(labels['max_node_count'])
+    if high < low:
+        raise Invalid("max_node_count (%d) is below min_node_count (%d)." % (high, low))
+    return low, high
+
+
+def csi_default(labels, volume_driver, cluster_user_trust):
+    """The labels a cluster records: with volume_driver=cinder and cinder_csi_enabled unset,
+    Cinder CSI (handed the cluster's OpenStack credential) follows cluster_user_trust, as
+    Magnum's cloud_provider_enabled does - set false when the service does not hand
+    credentials over, so the cluster says so (Magnum 23 accepts the template and deploys a
+    CSI that cannot act without the trust; Horizon's template form picks Cinder by
+    default)."""
+    if volume_driver == 'cinder' and labels.get('cinder_csi_enabled') in (None, '') \
+            and not cluster_user_trust:
+        return dict(labels, cinder_csi_enabled='false')
+    return labels
+
+
+def validate(labels, coe=None, network_driver=None, volume_driver=None,
+             cluster_distro=None, docker_storage_driver=None, cluster_user_trust=False):
+    """Check known label values and the inter-dependencies of the guide.
+
+    ``labels`` is the effective label dict. Raises ``Invalid``.
+    """
+    for key, value in labels.items():
+        if key in CATALOGUE:
+            _check_value(key, value)
+
+    def on(key):
+        return to_bool(labels.get(key))
+
+    def set_true(key):
+        return key in labels and on(key)
+
+    if set_true('cloud_provider_enabled') and not cluster_user_trust:
+        raise Invalid("cloud_provider_enabled can not be set to True when "
+                      "cluster_user_trust is False.")
+    if set_true('cinder_csi_enabled'):
+        if volume_driver != 'cinder':
+            raise Invalid("cinder_csi_enabled requires volume_driver=cinder.")
+        if not cluster_user_trust and not set_true('cloud_provider_enabled'):
+            raise Invalid("cinder_csi_enabled requires cloud_provider_enabled=true "
+                          "(and cluster_user_trust enabled in the service).")
+    if on('auto_scaling_enabled'):
+        autoscaling_bounds(labels)
+        if not cluster_user_trust:
+            raise Invalid("auto_scaling_enabled gives the cluster autoscaler the cluster's "
+                          "OpenStack credential: that needs cluster_user_trust enabled in "
+                          "the service.")
+    if set_true('prometheus_adapter_enabled') and not on('monitoring_enabled'):
+        raise Invalid("prometheus_adapter_enabled=true requires monitoring_enabled=true.")
+    helm = version_tuple(labels.get('helm_client_tag'))
+    if helm is not None and helm < (3, 0, 0):
+        needs_tiller = [k for k in ('monitoring_enabled', 'metrics_server_enabled')
+                        if on(k)]
+        if labels.get('ingress_controller') == 'nginx':
+            needs_tiller.append('ingress_controller=nginx')
+        if needs_tiller and not on('tiller_enabled'):
+            raise Invalid("helm_client_tag %s (< v3.0.0) needs tiller_enabled=true for %s."
+                          % (labels['helm_client_tag'], ', '.join(needs_tiller)))
+        if on('tiller_enabled') and labels.get('tiller_tag') and \
+                labels['tiller_tag'] != labels['helm_client_tag']:
+            raise Invalid("tiller_tag must equal helm_client_tag when helm < v3.0.0.")
+    kube = version_tuple(labels.get('kube_tag'))
+    if 'kube_tag' in labels and kube is None:
+        raise Invalid("Label kube_tag must look like vX.Y.Z, not %r." % labels['kube_tag'])
+    if on('keystone_auth_enabled') and kube is not None and kube < (1, 30, 0):
+        raise Invalid("keystone_auth_enabled needs kube_tag v1.30.0 or later (the API "
+                      "server's structured authorization).")
+    if network_driver == 'calico' and kube is not None and kube < (1, 9, 3):
+        raise Invalid("The calico network driver needs kube_tag v1.9.3 or later.")
+    if cluster_distro == 'fedora-atomic' and kube is not None and kube >= (1, 16, 0) \
+            and not on('use_podman'):
+        raise Invalid("Fedora Atomic with kube_tag v1.16.0 or later requires use_podman=true.")
+    if cluster_distro == 'fedora-coreos':
+        if 'use_podman' in labels and not on('use_podman'):
+            raise Invalid("The Fedora CoreOS driver only supports use_podman=true.")
+        if docker_storage_driver == 'devicemapper':
+            raise Invalid("The Fedora CoreOS driver does not support the devicemapper "
+                          "docker storage driver.")
+    if 'min_node_count' in labels and 'max_node_count' in labels and \
+            int(labels['min_node_count']) > int(labels['max_node_count']):
+        raise Invalid("Label min_node_count (%s) is greater than max_node_count (%s)."
+                      % (labels['min_node_count'], labels['max_node_count']))
+    return labels
+
+
+def merge(base, override, merge_labels):
+    """Effective labels and the diff Magnum shows (overridden, added, skipped)."""
+    base = dict(base or {})
+    if override is None:
+        effective = dict(base)
+    elif merge_labels:
+        effective = dict(base)
+        effective.update(override)
+    else:
+        effective = dict(override)
+    overridden = dict((k, v) for k, v in effective.items() if k in base and base[k] != v)
+    added = dict((k, v) for k, v in effective.items() if k not in base)
+    skipped = dict((k, v) for k, v in base.items() if k not in effective)
+    return effective, overridden, added, skipped
+
+
+def master_lb_allowed_cidrs(cluster_labels, subnet_cidr):
+    """The sources the master load balancer lets in: [] (everyone) when the
+    ``master_lb_allowed_cidrs`` label is unset, else its CIDRs and, as Magnum adds it,
+    the cluster's own subnet ``subnet_cidr`` - the nodes reach their API through the
+    load balancer (kubelets, joins), so a list that left them out would cut the cluster
+    off from its own control plane. Networks in canonical form, each once."""
+    value = (cluster_labels or {}).get('master_lb_allowed_cidrs') or ''
+    given = [c.strip() for c in value.split(',') if c.strip()]
+    if not given:
+        return []
+    _check_value('master_lb_allowed_cidrs', value)   # the rule the API applies
+    allowed = []
+    for cidr in given + ([subnet_cidr] if subnet_cidr else []):
+        network = str(ipaddress.ip_network(str(cidr).strip(), strict=False))
+        if network not in allowed:
+            allowed.append(network)
+    return allowed

@@ -1,0 +1,60 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""An operation's step plan: which roles run which of their tasks files, in order.
+
+roles/cluster_operation loops over the plan; its rules live here, unit tested for every
+driver, provider and operation. The infrastructure provider builds (``infra_<provider>``,
+none when the provider is ``none`` or the driver builds its servers itself), the COE
+roles configure, then the provider removes the servers the COE let go (drained); a
+delete runs the COE roles first and the provider last. Before a resize, a driver that
+picks the nodes a shrink removes names them (``removal_order``). An operation that makes
+nodes, for a driver with a preflight, first has the provider prepare (its checks, and the
+architecture of the nodes it will make: ``magnum_node_machine``), then the COE roles find
+what those nodes will need (``preflight``): when that cannot be had, nothing is made.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+
+OPERATIONS = ('create', 'delete', 'resize', 'upgrade', 'ca_rotate', 'nodegroup_create',
+              'nodegroup_delete')
+# Not an operation (no status of its own): the health round's steps, planned alike.
+HEALTH = 'health'
+# The operations whose provider makes nodes.
+MAKE_NODES = ('create', 'resize', 'nodegroup_create')
+
+
+def provider_roles(driver, provider):
+    """The provider's roles for ``driver`` (a Driver.as_dict): none for provider ``none``
+    or a driver that brings its own infrastructure."""
+    if not provider or provider == 'none' or driver.get('own_infrastructure'):
+        return []
+    return ['infra_' + provider]
+
+
+def plan(driver, operation, provider, coe=True):
+    """{'provider_roles', 'driver_roles', 'steps': [[role, tasks file], ...]} of
+    ``operation`` (or of the health round, ``health``) for ``driver`` on ``provider``;
+    ``coe`` false runs the infrastructure alone (playbooks/cluster_infra.yml)."""
+    if operation not in OPERATIONS + (HEALTH,):
+        raise Invalid("Unknown operation %r: one of %s." % (operation, ', '.join(OPERATIONS)))
+    infra = provider_roles(driver, provider)
+    cluster = list(driver.get('roles') or []) if coe else []
+    if operation == HEALTH:
+        # the provider's view of the servers, then the COE's of its nodes
+        steps = [[role, HEALTH] for role in infra + cluster]
+    elif operation == 'delete':
+        steps = [[role, 'delete'] for role in cluster + infra]
+    else:
+        picks = operation == 'resize' and driver.get('picks_nodes_to_remove')
+        preflight = operation in MAKE_NODES and driver.get('preflight') and cluster
+        steps = ([[role, 'removal_order'] for role in cluster] if picks else []) \
+            + ([[role, 'prepare'] for role in infra]
+               + [[role, 'preflight'] for role in cluster] if preflight else []) \
+            + [[role, operation] for role in infra] \
+            + [[role, operation] for role in cluster] \
+            + [[role, 'remove_nodes'] for role in infra]
+    return {'provider_roles': infra, 'driver_roles': cluster, 'steps': steps}

@@ -1,0 +1,481 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Cluster API driver (``k8s_capi_helm``): a Magnum cluster as a Helm release of
+azimuth-cloud's ``openstack-cluster`` chart on a management cluster, whose Cluster API
+(CAPI) and OpenStack provider (CAPO) build it.
+
+Three pure parts, the role's modules doing the I/O:
+
+- ``names``: the namespace, release and Secret names of a cluster - valid Kubernetes
+  names whatever the cluster is called;
+- ``values``: the chart's values from the template, the cluster, its node groups and
+  labels, as magnum-capi-helm maps them (docs, "Clusters through Cluster API");
+- ``status``: the cluster's state read from CAPI's objects (``Cluster``,
+  ``KubeadmControlPlane``, ``MachineDeployment``s, ``Machine``s), not from the
+  playbook's exit.
+"""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import base64
+import re
+
+from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core.fields import (
+    check_count_range, flavor_of)
+
+NAMESPACE_PREFIX = 'magnum'
+# The chart, as magnum-capi-helm's defaults name it; the operator's configuration
+# (MAGNUM_CAPI_CHART_*) or the template's capi_helm_chart_version label changes them.
+CHART = {'name': 'openstack-cluster',
+         'repo': 'https://azimuth-cloud.github.io/capi-helm-charts',
+         'version': '0.27.0'}
+# The cloud the credentials Secret's clouds.yaml names (the chart's cloudName default).
+CLOUD_NAME = 'openstack'
+CNI = {'calico': 'calico', 'cilium': 'cilium', 'flannel': 'flannel'}
+OS_DISTROS = ('ubuntu', 'flatcar', 'debian')
+# The labels only this driver reads (magnum-capi-helm's): the kubeadm driver refuses them.
+OWN_LABELS = ('etcd_blockdevice_size', 'etcd_blockdevice_type', 'etcd_blockdevice_volume_type',
+              'etcd_blockdevice_volume_az', 'extra_network_names', 'csi_cinder_reclaim_policy',
+              'csi_cinder_volume_binding_mode', 'csi_cinder_availability_zone',
+              'csi_cinder_fstype', 'csi_cinder_allow_volume_expansion')
+# The label values magnum-capi-helm filters user input with: what reaches the chart.
+_SAFE = re.compile(r'[^a-zA-Z0-9./ _-]+')
+
+
+def sanitized(name, limit=None):
+    """A DNS-1123 label of ``name``: lowercase, runs of other characters as one ``-``."""
+    text = re.sub('[^a-z0-9]+', '-', (name or '').lower()).strip('-')
+    if limit:
+        text = text[:limit].rstrip('-')
+    return text
+
+
+def names(cluster):
+    """``namespace`` (one per project), ``release`` (also the cluster's stack_id: at most
+    30 characters of its name and Magnum's stable 12-character suffix, within Helm's 53)
+    and ``credentials`` (the Secret of the cluster's clouds.yaml)."""
+    project = re.sub('[^a-z0-9]', '', (cluster.get('project_id') or '').lower())
+    release = '-'.join(p for p in (sanitized(cluster.get('name'), 30) or 'cluster',
+                                   local_nodes.stack_suffix(cluster['uuid'])) if p)
+    return {'namespace': '%s-%s' % (NAMESPACE_PREFIX, project or 'default'),
+            'release': release,
+            'credentials': '%s-cloud-credentials' % release}
+
+
+def _labels(template, cluster):
+    merged = dict(template.get('labels') or {})
+    merged.update(cluster.get('labels') or {})
+    return merged
+
+
+def _label(labels, key, default=None):
+    value = labels.get(key)
+    if value in (None, ''):
+        return default
+    return _SAFE.sub('', str(value))
+
+
+def _int_label(labels, key, default=None):
+    value = labels.get(key)
+    if value in (None, ''):
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise Invalid("Label %s=%r must be an integer." % (key, value))
+
+
+def ca_secret(names, cert_pem, key_pem):
+    """The Secret Cluster API's control plane takes as the cluster's CA
+    (``<cluster>-ca``, type ``cluster.x-k8s.io/secret``) when it exists before it."""
+    return {'apiVersion': 'v1', 'kind': 'Secret', 'type': 'cluster.x-k8s.io/secret',
+            'metadata': {'name': names['release'] + '-ca', 'namespace': names['namespace'],
+                         'labels': {'cluster.x-k8s.io/cluster-name': names['release']}},
+            'data': {'tls.crt': base64.b64encode(cert_pem.encode()).decode(),
+                     'tls.key': base64.b64encode(key_pem.encode()).decode()}}
+
+
+def chart(template, settings=None):
+    """The chart to install: the operator's (``settings``: name, repo, version, or
+    ``archive`` - a local .tgz) over CHART; the template's capi_helm_chart_version label
+    over both versions."""
+    found = dict(CHART)
+    found.update(dict((k, v) for k, v in (settings or {}).items() if v))
+    version = (template.get('labels') or {}).get('capi_helm_chart_version')
+    if version:
+        found['version'] = re.sub(r'[^a-z0-9.+-]+', '', version.lower())
+    return found
+
+
+def kube_version(image):
+    """The image's Kubernetes version (its ``kube_version`` property), without a ``v``."""
+    props = image.get('properties') or {}
+    raw = image.get('kube_version') or props.get('kube_version')
+    if not raw:
+        raise Invalid("Image %s does not have a kube_version property: the Cluster API driver "
+                      "needs it (the Kubernetes version built into the image)."
+                      % (image.get('name') or image.get('id')))
+    version = re.sub(r'[^0-9.]+', '', str(raw).lstrip('v'))
+    if not re.match(r'^\d+\.\d+\.\d+$', version):
+        raise Invalid("Image %s has kube_version %r, not a version like v1.31.4."
+                      % (image.get('name') or image.get('id'), raw))
+    return version
+
+
+def check_upgrade(current, new):
+    """An upgrade from Kubernetes ``current`` (the cluster's coe_version) to ``new`` (the
+    new image's kube_version): not a downgrade, at most one minor version (what kubeadm
+    and Cluster API's control plane take)."""
+    old = labels_mod.version_tuple(current)
+    target = labels_mod.version_tuple(new)
+    if old is None or target is None:
+        return
+    if target < old:
+        raise Invalid("Downgrading a cluster is not supported: Kubernetes %s -> %s."
+                      % (current, new))
+    if target[:2] > (old[0], old[1] + 1):
+        raise Invalid("Upgrading Kubernetes %s -> %s skips a minor version: upgrade one "
+                      "minor version at a time." % (current, new))
+
+
+def node_counts(group, labels, default_worker):
+    """(min, max) of a node group for the autoscaler: the group's own, else (for the
+    default worker group) the min_node_count / max_node_count labels, else its count.
+    A min_node_count of 0 is the field's default (1 the default group's, in Magnum),
+    not a wish to scale to zero: taken as unset."""
+    low = group.get('min_node_count') or None
+    high = group.get('max_node_count')
+    count = group['node_count']
+    if default_worker:
+        if low in (None, 1):
+            low = _int_label(labels, 'min_node_count')
+        if high is None:
+            high = _int_label(labels, 'max_node_count')
+    low = count if low is None else low
+    high = count if high is None else high
+    if low < 1:
+        raise Invalid("Node group %s: min_node_count must be at least 1 (Cluster API's "
+                      "OpenStack provider cannot scale a group to zero)." % group['name'])
+    check_count_range(group['name'], count, low, high, error=Invalid)
+    return low, high
+
+
+def _node_groups(template, cluster, groups, labels):
+    scaling = labels_mod.to_bool(labels.get('auto_scaling_enabled'))
+    workers = [g for g in groups if g.get('role') != 'master']
+    found = []
+    for group in workers:
+        item = {'name': sanitized(group['name']) or 'group',
+                'machineFlavor': flavor_of(group.get('flavor_id'), cluster.get('flavor_id'),
+                                           template.get('flavor_id')),
+                'machineCount': group['node_count']}
+        if scaling:
+            low, high = node_counts(group, labels, group.get('is_default')
+                                    or group['name'] == 'default-worker')
+            if low != high:
+                item.update(autoscale=True, machineCountMin=low, machineCountMax=high)
+        found.append(item)
+    return found
+
+
+def _etcd(labels):
+    size = _int_label(labels, 'etcd_blockdevice_size', _int_label(labels, 'etcd_volume_size', 0))
+    if not size:
+        return {}
+    device = {'size': size}
+    if _label(labels, 'etcd_blockdevice_type') == 'local':
+        device['type'] = 'Local'
+    else:
+        device['type'] = 'Volume'
+        volume_type = _label(labels, 'etcd_blockdevice_volume_type',
+                             _label(labels, 'etcd_volume_type'))
+        if volume_type:
+            device['volumeType'] = volume_type
+        zone = _label(labels, 'etcd_blockdevice_volume_az')
+        if zone:
+            device['availabilityZone'] = zone
+    return {'blockDevice': device}
+
+
+def _storage_classes(labels, volume_types, default_type=None):
+    """Cinder CSI's StorageClasses, one per volume type, the default one first."""
+    if not volume_types:
+        return {}
+    default_type = default_type or volume_types[0]
+    if default_type not in volume_types:
+        raise Invalid("Volume type %s (the default StorageClass) is not a volume type of the "
+                      "cloud: %s." % (default_type, ', '.join(volume_types)))
+
+    def storage_class(volume_type):
+        return {'name': sanitized(volume_type), 'enabled': True, 'volumeType': volume_type,
+                'reclaimPolicy': _label(labels, 'csi_cinder_reclaim_policy', 'Delete'),
+                'allowVolumeExpansion': labels_mod.to_bool(
+                    labels.get('csi_cinder_allow_volume_expansion'), True),
+                'volumeBindingMode': _label(labels, 'csi_cinder_volume_binding_mode',
+                                            'Immediate'),
+                'availabilityZone': _label(labels, 'csi_cinder_availability_zone', 'nova'),
+                'fstype': _label(labels, 'csi_cinder_fstype', 'ext4')}
+    return {'defaultStorageClass': storage_class(default_type),
+            'additionalStorageClasses': [storage_class(t) for t in volume_types
+                                         if t != default_type]}
+
+
+def _merge(into, extra):
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+    return into
+
+
+def values(template, cluster, groups, image, networks=None, volume_types=(), auth=None):
+    """The chart's values. ``image``: the template's Glance image (``id``, ``name``,
+    ``kube_version``/``properties``, ``os_distro``); ``networks``: ``external``,
+    ``fixed`` and ``subnet`` ids (resolved on the cloud); ``volume_types``: the cloud's,
+    for Cinder CSI's StorageClasses; ``auth``: ``auth_url`` and ``project_id`` for
+    k8s-keystone-auth."""
+    labels = _labels(template, cluster)
+    networks = networks or {}
+    names_ = names(cluster)
+    healing = labels_mod.to_bool(labels.get('auto_healing_enabled'), True)
+    provider = _label(labels, 'octavia_provider', 'amphora')
+    os_distro = image.get('os_distro') or (image.get('properties') or {}).get('os_distro')
+    found = {
+        'kubernetesVersion': kube_version(image),
+        'machineImageId': image['id'],
+        'machineSSHKeyName': cluster.get('keypair') or template.get('keypair_id') or None,
+        'cloudCredentialsSecretName': names_['credentials'],
+        'etcd': _etcd(labels),
+        'apiServer': {
+            'enableLoadBalancer': True,
+            'loadBalancerProvider': provider,
+            'associateFloatingIP': labels_mod.to_bool(
+                labels.get('master_lb_floating_ip_enabled'),
+                bool(template.get('floating_ip_enabled', True))),
+        },
+        'clusterNetworking': {
+            'dnsNameservers': [s.strip() for s in (template.get('dns_nameserver') or '')
+                               .split(',') if s.strip()] or None,
+            'externalNetworkId': networks.get('external'),
+            'internalNetwork': {
+                'networkFilter': {'id': networks['fixed']} if networks.get('fixed') else None,
+                'subnetFilter': {'id': networks['subnet']} if networks.get('subnet') else None,
+                'nodeCidr': _label(labels, 'fixed_subnet_cidr', '10.0.0.0/24'),
+            },
+        },
+        'osDistro': _SAFE.sub('', os_distro or 'ubuntu'),
+        'controlPlane': {
+            'machineFlavor': flavor_of(cluster.get('master_flavor_id'),
+                                       template.get('master_flavor_id')),
+            'machineCount': cluster.get('master_count') or 1,
+            'healthCheck': {'enabled': healing},
+        },
+        'nodeGroupDefaults': {'healthCheck': {'enabled': healing}},
+        'nodeGroups': _node_groups(template, cluster, groups, labels),
+        'addons': {
+            'openstack': {
+                'csiCinder': _storage_classes(labels, list(volume_types)),
+                'cloudConfig': {'LoadBalancer': {
+                    'lb-provider': provider,
+                    'lb-method': _label(labels, 'octavia_lb_algorithm',
+                                        'SOURCE_IP_PORT' if provider.lower() == 'ovn'
+                                        else 'ROUND_ROBIN'),
+                    'create-monitor': labels_mod.to_bool(labels.get('octavia_lb_healthcheck'),
+                                                         True)}},
+            },
+            'monitoring': {'enabled': labels_mod.to_bool(labels.get('monitoring_enabled'))},
+            'kubernetesDashboard': {
+                'enabled': labels_mod.to_bool(labels.get('kube_dashboard_enabled'))},
+            # As magnum-capi-helm: the cluster's delete cannot yet remove an ingress
+            # controller's load balancer.
+            'ingress': {'enabled': False},
+        },
+    }
+    for volume_label, key in (('boot_volume_type', 'volumeType'), ('boot_volume_size', 'diskSize')):
+        value = _int_label(labels, volume_label) if key == 'diskSize' else \
+            _label(labels, volume_label)
+        if value:
+            _merge(found, {'controlPlane': {'machineRootVolume': {key: value}},
+                           'nodeGroupDefaults': {'machineRootVolume': {key: value}}})
+    extra = _label(labels, 'extra_network_names') or _label(labels, 'extra_network_name')
+    if extra:
+        ports = [{}] + [{'network': {'name': n}, 'securityGroups': []} for n in extra.split()]
+        _merge(found, {'nodeGroupDefaults': {'machineNetworking': {'ports': ports}}})
+    if labels_mod.to_bool(labels.get('keystone_auth_enabled')):
+        auth = auth or {}
+        _merge(found, {'authWebhook': 'k8s-keystone-auth', 'addons': {'openstack': {
+            'k8sKeystoneAuth': {'enabled': True, 'values': {
+                'openstackAuthUrl': auth.get('auth_url'),
+                'projectId': auth.get('project_id') or cluster.get('project_id')}}}}})
+    cidrs = [c.strip() for c in (labels.get('master_lb_allowed_cidrs')
+                                 or labels.get('api_master_lb_allowed_cidrs') or '').split(',')
+             if c.strip()]
+    if cidrs:
+        _merge(found, {'apiServer': {'allowedCidrs': cidrs}})
+    driver = template.get('network_driver')
+    if driver:
+        _merge(found, {'addons': {'cni': {'type': CNI.get(driver, _SAFE.sub('', driver))}}})
+    return found
+
+
+# ----------------------------------------------------------------- status from CAPI
+
+def _conditions(obj):
+    """{type: condition} of a CAPI object (v1beta1 ``status.conditions``, or v1beta2's
+    ``status.v1beta2.conditions`` / ``status.conditions``)."""
+    status = obj.get('status') or {}
+    found = {}
+    for condition in (status.get('conditions') or []) + \
+            ((status.get('v1beta2') or {}).get('conditions') or []):
+        found.setdefault(condition.get('type'), condition)
+    return found
+
+
+def _true(obj, kind):
+    return (_conditions(obj).get(kind) or {}).get('status') == 'True'
+
+
+def _failure(obj):
+    """CAPI's reason a object failed: failureMessage, else a False condition of severity
+    Error."""
+    status = obj.get('status') or {}
+    if status.get('failureMessage') or status.get('failureReason'):
+        return status.get('failureMessage') or status.get('failureReason')
+    for condition in _conditions(obj).values():
+        if condition.get('status') == 'False' and condition.get('severity') == 'Error':
+            return condition.get('message') or condition.get('reason')
+    return None
+
+
+def _name(obj):
+    return (obj.get('metadata') or {}).get('name')
+
+
+def status(cluster_obj, control_plane, deployments, machines):
+    """What CAPI says of the cluster: ``state`` (``ready``, ``progressing``, ``failed``
+    or ``missing``), ``reason`` (naming the object that is not there yet, or CAPI's
+    message), and the cluster's fields it gives: ``api_address``, ``coe_version``,
+    ``master_addresses``, ``node_addresses``, ``node_count`` per MachineDeployment."""
+    if not cluster_obj:
+        return {'state': 'missing', 'reason': 'The Cluster API Cluster does not exist.'}
+    facts = {}
+    endpoint = (cluster_obj.get('spec') or {}).get('controlPlaneEndpoint') or {}
+    if endpoint.get('host'):
+        facts['api_address'] = 'https://%s:%s' % (endpoint['host'], endpoint.get('port') or 6443)
+    if control_plane:
+        version = (control_plane.get('status') or {}).get('version') or \
+            (control_plane.get('spec') or {}).get('version')
+        if version:
+            facts['coe_version'] = version
+    masters, nodes = [], []
+    for machine in machines or []:
+        labels = (machine.get('metadata') or {}).get('labels') or {}
+        addresses = [a.get('address') for a in (machine.get('status') or {}).get('addresses')
+                     or [] if a.get('type') in ('ExternalIP', 'InternalIP') and a.get('address')]
+        if not addresses:
+            continue
+        target = masters if 'cluster.x-k8s.io/control-plane' in labels else nodes
+        target.append(addresses[0])
+    facts['master_addresses'] = sorted(masters)
+    facts['node_addresses'] = sorted(nodes)
+    facts['node_count'] = dict((_name(d), (d.get('status') or {}).get('readyReplicas') or 0)
+                               for d in deployments or [])
+
+    failed = [(kind, _name(obj), _failure(obj)) for kind, obj in
+              [('Cluster', cluster_obj), ('KubeadmControlPlane', control_plane or {})] +
+              [('MachineDeployment', d) for d in deployments or []] +
+              [('Machine', m) for m in machines or []] if obj and _failure(obj)]
+    if failed:
+        return dict(facts, state='failed', reason='; '.join(
+            '%s %s: %s' % item for item in failed))
+    waiting = []
+    if not _true(cluster_obj, 'InfrastructureReady') and \
+            not (cluster_obj.get('status') or {}).get('infrastructureReady'):
+        waiting.append('Cluster %s: infrastructure not ready' % _name(cluster_obj))
+    if not control_plane:
+        waiting.append('no KubeadmControlPlane yet')
+    elif not (_true(control_plane, 'Available') or _true(control_plane, 'Ready')
+              or (control_plane.get('status') or {}).get('ready')):
+        waiting.append('KubeadmControlPlane %s: not ready' % _name(control_plane))
+    else:
+        # An upgrade: ready at the old version is not done.
+        wanted = (control_plane.get('spec') or {}).get('version')
+        running = (control_plane.get('status') or {}).get('version')
+        if wanted and running and wanted != running:
+            waiting.append('KubeadmControlPlane %s: at %s, upgrading to %s'
+                           % (_name(control_plane), running, wanted))
+    for deployment in deployments or []:
+        spec = (deployment.get('spec') or {}).get('replicas')
+        status_ = deployment.get('status') or {}
+        ready = status_.get('readyReplicas') or 0
+        updated = status_.get('updatedReplicas')
+        if spec is not None and ready < spec:
+            waiting.append('MachineDeployment %s: %d of %d replicas ready'
+                           % (_name(deployment), ready, spec))
+        elif spec is not None and updated is not None and updated < spec:
+            waiting.append('MachineDeployment %s: %d of %d replicas updated'
+                           % (_name(deployment), updated, spec))
+    if waiting:
+        return dict(facts, state='progressing', reason='; '.join(waiting))
+    return dict(facts, state='ready', reason=None)
+
+
+# ------------------------------------------------------------- machines and nodes
+
+DELETE_MACHINE = 'cluster.x-k8s.io/delete-machine'
+DEPLOYMENT_LABEL = 'cluster.x-k8s.io/deployment-name'
+CONTROL_PLANE_LABEL = 'cluster.x-k8s.io/control-plane'
+
+
+def _machine_parts(machine):
+    """(Machine name, its Node's name or None, its server's id or None)."""
+    provider = (machine.get('spec') or {}).get('providerID') or ''
+    node = ((machine.get('status') or {}).get('nodeRef') or {}).get('name')
+    return _name(machine), node, provider.rsplit('/', 1)[-1] or None
+
+
+def machine_nodes(machines, release, groups):
+    """``nodegroup_nodes`` (group uuid -> [{name, id, address}]) from the Machines: the
+    control plane's to the master group, the others to the group whose MachineDeployment
+    (``<release>-<group name, sanitized>``) made them."""
+    by_deployment = dict(('%s-%s' % (release, sanitized(g['name']) or 'group'), g['uuid'])
+                         for g in groups if g.get('role') != 'master')
+    masters = [g['uuid'] for g in groups if g.get('role') == 'master']
+    found = dict((g['uuid'], []) for g in groups)
+    for machine in machines or []:
+        labels = (machine.get('metadata') or {}).get('labels') or {}
+        group = masters[0] if CONTROL_PLANE_LABEL in labels and masters else \
+            by_deployment.get(labels.get(DEPLOYMENT_LABEL))
+        if group is None:
+            continue
+        name, node, server = _machine_parts(machine)
+        addresses = [a.get('address') for a in (machine.get('status') or {}).get('addresses')
+                     or [] if a.get('address')]
+        entry = {'name': node or name}
+        if server:
+            entry['id'] = server
+        if addresses:
+            entry['address'] = addresses[0]
+        found[group].append(entry)
+    return found
+
+
+def machines_to_delete(machines, names):
+    """The Machines ``names`` (Machine, Node or server names) name; raises Invalid naming
+    those that match none."""
+    chosen, unknown = [], []
+    for name in names:
+        matched = [m for m in machines if name in _machine_parts(m)]
+        if not matched:
+            unknown.append(name)
+        chosen.extend(m for m in matched if m not in chosen)
+    if unknown:
+        raise Invalid("nodes_to_remove names nodes Cluster API does not have: %s." %
+                      ', '.join(unknown))
+    return chosen

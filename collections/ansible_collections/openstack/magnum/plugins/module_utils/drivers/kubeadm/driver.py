@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Kubernetes driver on kubeadm (role kubernetes): its entry in the registry, what it
+refuses and what its nodes install."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
+from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+    addons, k8s_config)
+
+# What roles/kubernetes installs from Debian (its kubernetes_packages; a unit test keeps
+# them equal), containerd and runc aside.
+PACKAGES = ('containernetworking-plugins', 'conntrack', 'iptables', 'socat', 'ethtool',
+            'ebtables')
+
+
+def refuses(template, labels):
+    """The add-ons the user guide's labels name that this driver does not deploy yet
+    (addons.NOT_DEPLOYED): refused together, never silently ignored."""
+    found = addons.not_deployed(labels)
+    if found:
+        return ("The Kubernetes driver does not deploy these add-ons yet: %s. Unset them (or "
+                "set them false) - docs, \"Kubernetes add-ons\", lists what it deploys"
+                % ', '.join(found))
+    theirs = sorted(k for k in capi.OWN_LABELS if labels.get(k) not in (None, ''))
+    if theirs:
+        return ("Labels %s are the Cluster API driver's (a template with the "
+                "capi_helm_chart_version label); this driver does not use them - unset them"
+                % ', '.join(theirs))
+    if labels.get('cert_manager_api') not in (None, '') and \
+            not labels_mod.to_bool(labels['cert_manager_api']):
+        # Magnum's cert_manager_api=true gave the controller manager the cluster CA to sign
+        # CertificateSigningRequests; kubeadm always does (kubelets join by TLS bootstrap).
+        return ("Label cert_manager_api=%s cannot be honoured: the controller manager signs "
+                "certificate signing requests with the cluster's CA on every kubeadm cluster "
+                "(nodes join through it); leave the label unset or true"
+                % labels['cert_manager_api'])
+    return None
+
+
+def packages(labels):
+    """roles/kubernetes' kubernetes_packages: containerd and runc are Debian's unless the
+    labels (or a release from 1.37) take containerd's release tarball."""
+    tarball = labels.get('containerd_version') or labels.get('containerd_tarball_url') or \
+        k8s_config.parse_version(labels.get('kube_tag') or k8s_config.DEFAULT_KUBE_TAG)[:2] \
+        >= k8s_config.CONTAINERD_TARBALL_FROM
+    return PACKAGES + (() if tarball else ('containerd', 'runc'))
+
+
+DRIVER = Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
+                picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=refuses,
+                packages=packages, preflight=True)
