@@ -9,7 +9,7 @@ import pytest
 
 from api.app import create_app
 from api.settings import Settings
-from conftest import wait_for
+from conftest import STORE_BACKENDS, store_url, wait_for
 
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -23,11 +23,18 @@ def make_app(db_url, project, tmp_path, **settings):
              health_interval=2), **settings)))
 
 
+# The API's rules run on a SQLite store: the store is the same on both backends
+# (tests/test_store.py, tests/test_hardening.py's concurrent writers show it). The tests
+# whose jobs, heartbeats and health rounds write beside the requests run on each backend.
+EACH_STORE = pytest.mark.parametrize('client', STORE_BACKENDS, indirect=True)
+
+
 @pytest.fixture
-def client(db_url, project, tmp_path):
-    app = make_app(db_url, project, tmp_path)
-    yield app.test_client()
-    app.extensions['magnum_executor'].shutdown(wait=True)
+def client(request, project, tmp_path):
+    with store_url(getattr(request, 'param', 'sqlite'), tmp_path) as url:
+        app = make_app(url, project, tmp_path)
+        yield app.test_client()
+        app.extensions['magnum_executor'].shutdown(wait=True)
 
 
 def call(client, method, path, body=None, headers=None, expect=None):
@@ -235,6 +242,7 @@ def test_cluster_bad_input(client, body, status, message):
     assert call(client, 'GET', '/v1/clusters').json['clusters'] == []
 
 
+@EACH_STORE
 def test_cluster_lifecycle_through_jobs(client):
     call(client, 'POST', '/v1/clustertemplates', dict(TPL, labels={'kube_tag': 'v1.30.1'}),
          expect=201)
@@ -330,6 +338,7 @@ def test_swarm_without_nodes_fails_clearly(client):
         "provider none gave none.")
 
 
+@EACH_STORE
 def test_delete_supersedes_a_running_create(client):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
     call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
@@ -530,10 +539,9 @@ def wait_federation(client, ident, timeout=300):
     raise AssertionError('federation still in progress')
 
 
-# SQLite only: federations' store writes on both backends are test_hardening's (a host's
-# and a member's delete refused, members the caller may update); this one waits on the
-# role's runs.
-@pytest.mark.parametrize('db_url', ['sqlite'], indirect=True)
+# Federations' store writes on both backends are test_hardening's (a host's and a
+# member's delete refused, members the caller may update); this one waits on the role's
+# runs.
 def test_federations(client):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
     for name in ('host', 'm1'):
@@ -587,6 +595,7 @@ def test_federations(client):
     assert gone.status_code == 404, (gone.json['status'], gone.json['status_reason'])
 
 
+@EACH_STORE
 def test_health_is_refreshed_periodically(client):
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
     call(client, 'POST', '/v1/clusters', {'name': 'ok', 'cluster_template_id': 'tpl'},
@@ -632,6 +641,7 @@ def test_the_auto_healers_health_update_is_answered_as_magnum_answers_it(client)
         'UNHEALTHY', {'c-node-0.Ready': 'error'})
 
 
+@EACH_STORE
 def test_health_checks_run_side_by_side(client, tmp_path):
     """Health checks of several clusters run at the same time (--health-workers, 2 by
     default): each check of the fixture driver waits for the other's; one that runs alone

@@ -233,68 +233,64 @@ def rest(tmp_path, data_env):
     server.stop()
 
 
-@pytest.fixture
-def playbooks(tmp_path, data_env):
-    return Playbooks('sqlite:///%s' % (tmp_path / 'pb.sqlite'), REPO, data_env)
-
-
-@pytest.mark.parametrize('way', ['rest', 'playbooks'])
-def test_swarm_lifecycle(way, request, tmp_path):
-    ops = request.getfixturevalue(way)
-    ops.template('st')
-    cluster = ops.create('sw', 'st', 2)
+def test_swarm_lifecycle(rest, tmp_path):
+    """A Swarm cluster's life on container nodes, each operation through one of the two
+    entry points on one store: `openstack coe` (the API) and, for the shrink by name and
+    the CA rotation, `ansible-playbook` with the collection's modules and no API call -
+    the same roles, so one run shows both (the playbooks' own start checks are
+    tests/test_parity.py's)."""
+    playbooks = Playbooks(rest.server.db_url, REPO, rest.server.env)
+    rest.template('st')
+    cluster = rest.create('sw', 'st', 2)
     assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
     api = cluster['api_address']
     assert api.startswith('tcp://') and api.endswith(':2376')
     uuid = cluster['uuid']
     try:
-        cfg = ops.client_certs('sw', tmp_path / 'cfg')
-        if way == 'rest':
-            env_lines = ops.coe('cluster', 'config', 'sw', '--dir', str(cfg), '--force')
-            assert 'export DOCKER_HOST=%s' % api in env_lines
-            assert 'export DOCKER_TLS_VERIFY=True' in env_lines
+        cfg = rest.client_certs('sw', tmp_path / 'cfg')
+        env_lines = rest.coe('cluster', 'config', 'sw', '--dir', str(cfg), '--force')
+        assert 'export DOCKER_HOST=%s' % api in env_lines
+        assert 'export DOCKER_TLS_VERIFY=True' in env_lines
         nodes = ready_nodes(api, cfg)
         assert len(nodes) == 3 and sum('-master-' in n for n in nodes) == 1
         workers = [n for n in nodes if '-node-' in n]
 
-        # Through REST: a service spread over the workers, health, a grow and a repair;
-        # the playbooks (the same roles, entry points of their own) go straight to a
-        # shrink by name.
-        if way == 'rest':
-            seed_busybox(uuid)
-            docker(api, cfg, 'service', 'create', '--detach', '--name', 'web', '--replicas',
-                   '3', '--constraint', 'node.role==worker', '--no-resolve-image', BUSYBOX,
-                   'sleep', '3600', check=True)
-            placed = wait_for(lambda: (lambda t: t if len(t) == 3 else None)(
-                running_tasks(api, cfg, 'web')), timeout=120, interval=2)
-            assert sorted(set(placed)) == workers, placed
-            check_health_follows_a_stopped_worker(ops, workers[-1])
+        # A service spread over the workers, health, a grow and a repair.
+        seed_busybox(uuid)
+        docker(api, cfg, 'service', 'create', '--detach', '--name', 'web', '--replicas',
+               '3', '--constraint', 'node.role==worker', '--no-resolve-image', BUSYBOX,
+               'sleep', '3600', check=True)
+        placed = wait_for(lambda: (lambda t: t if len(t) == 3 else None)(
+            running_tasks(api, cfg, 'web')), timeout=120, interval=2)
+        assert sorted(set(placed)) == workers, placed
+        check_health_follows_a_stopped_worker(rest, workers[-1])
 
-            cluster = ops.resize('sw', 3)
-            assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
-            assert len(ready_nodes(api, cfg)) == 4 and len(cluster['node_addresses']) == 3
-            seed_busybox(uuid)
-            workers = check_a_worker_is_replaced_as_the_auto_healer_asks(ops, api, cfg, uuid)
+        cluster = rest.resize('sw', 3)
+        assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
+        assert len(ready_nodes(api, cfg)) == 4 and len(cluster['node_addresses']) == 3
+        seed_busybox(uuid)
+        workers = check_a_worker_is_replaced_as_the_auto_healer_asks(rest, api, cfg, uuid)
+
+        # The shrink by name with ansible-playbook: the leaving workers are drained, every
+        # replica moves to the one left.
         leaving = workers[0]
-        cluster = ops.resize('sw', 1, [leaving])
+        cluster = playbooks.resize('sw', 1, [leaving])
         assert cluster['status'] == 'UPDATE_COMPLETE', cluster['status_reason']
         nodes = ready_nodes(api, cfg)
         assert len(nodes) == 2 and leaving not in nodes
-        if way == 'rest':
-            # The leaving workers were drained: every replica moves to the one left.
-            wait_for(lambda: running_tasks(api, cfg, 'web') == [workers[1]] * 3, timeout=300)
+        wait_for(lambda: running_tasks(api, cfg, 'web') == [workers[1]] * 3, timeout=300)
 
         signed = tmp_path / 'signed'
         csr = make_csr(signed)
-        (signed / 'cert.pem').write_text(ops.ca_sign('sw', csr))
-        (signed / 'ca.pem').write_text(ops.ca_show('sw'))
+        (signed / 'cert.pem').write_text(rest.ca_sign('sw', csr))
+        (signed / 'ca.pem').write_text(rest.ca_show('sw'))
         assert len(ready_nodes(api, signed)) == 2
 
-        assert ops.ca_rotate('sw')['status'] == 'UPDATE_COMPLETE'
+        assert playbooks.ca_rotate('sw')['status'] == 'UPDATE_COMPLETE'
         assert docker(api, signed, 'node', 'ls').returncode != 0, 'old client cert still works'
-        assert len(ready_nodes(api, ops.client_certs('sw', tmp_path / 'fresh'))) == 2
+        assert len(ready_nodes(api, rest.client_certs('sw', tmp_path / 'fresh'))) == 2
 
-        assert ops.delete('sw')['status'] == 'GONE'
+        assert rest.delete('sw')['status'] == 'GONE'
         nothing_left(uuid)
     finally:
         remove_leftovers(uuid)
