@@ -35,15 +35,22 @@ SHOW = ['uuid', 'name', 'hostcluster', 'members', 'project_id', 'properties', 's
 
 def settled(rest, name):
     """`openstack coe federation show` once no operation runs ({'status': 'GONE'} once
-    it is gone)."""
+    it is gone); the wait asks the API, one request at a time (a client process per look
+    would spend a second of CPU)."""
+    import requests
+
     def done():
+        answer = requests.get('%s/v1/federations/%s' % (rest.server.url, name), timeout=30)
+        if answer.status_code == 404:
+            return 'GONE'
+        assert answer.status_code == 200, answer.text
+        return 'IN_PROGRESS' not in answer.json()['status']
+    if wait_for(done, timeout=600, interval=1) != 'GONE':
         proc = rest.coe('federation', 'show', name, '-f', 'json', check=False)
-        if proc.returncode != 0:
-            assert 'could not be found' in proc.stderr, proc.stderr
-            return {'status': 'GONE'}
-        shown = json.loads(proc.stdout)
-        return shown if 'IN_PROGRESS' not in shown['status'] else None
-    return wait_for(done, timeout=600, interval=1)
+        if proc.returncode == 0:
+            return json.loads(proc.stdout)
+        assert 'could not be found' in proc.stderr, proc.stderr
+    return {'status': 'GONE'}
 
 
 def b64(text):

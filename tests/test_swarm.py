@@ -60,12 +60,20 @@ class Rest:
         return json.loads(proc.stdout)
 
     def settled(self, name):
+        """The cluster as `openstack coe cluster show` gives it once no operation runs
+        ({'status': 'GONE'} once it is deleted). The wait asks the API with one request
+        at a time: a client process each time would spend a second of CPU per look."""
+        import requests
+
         def done():
-            body = self.show(name)
-            if body is None:
-                return {'status': 'GONE'}
-            return body if 'IN_PROGRESS' not in body['status'] else None
-        return wait_for(done, timeout=600, interval=2)
+            answer = requests.get('%s/v1/clusters/%s' % (self.server.url, name), timeout=30)
+            if answer.status_code == 404:
+                return 'GONE'
+            assert answer.status_code == 200, answer.text
+            return 'IN_PROGRESS' not in answer.json()['status']
+        if wait_for(done, timeout=600, interval=2) == 'GONE':
+            return {'status': 'GONE'}
+        return self.show(name) or {'status': 'GONE'}
 
     def template(self, name, *extra):
         self.coe('cluster', 'template', 'create', name, *(TEMPLATE + list(extra)))
