@@ -229,6 +229,20 @@ def api_server(sqlite_url, project, tmp_path):
     server.stop()
 
 
+def api_settled(url, path, timeout=600, interval=1):
+    """Waits until the resource at ``path`` (``/v1/clusters/<name>``, ...) of the API at
+    ``url`` runs no operation; returns its status, or 'GONE' once it answers 404. One
+    request per look: a client process per look would spend a second or two of CPU."""
+    def status():
+        answer = requests.get(url + path, timeout=30)
+        if answer.status_code == 404:
+            return 'GONE'
+        assert answer.status_code == 200, answer.text
+        return answer.json()['status']
+    return wait_for(lambda: (lambda s: s if 'IN_PROGRESS' not in s else None)(status()),
+                    timeout=timeout, interval=interval)
+
+
 def wait_for(fn, timeout=300, interval=0.5):
     """Poll ``fn`` until it returns a truthy value; return it."""
     deadline = time.time() + timeout

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import api_settled, wait_for
 
 pytestmark = pytest.mark.client
 OPENSTACK = str(Path(sys.executable).parent / 'openstack')
@@ -40,20 +40,8 @@ def _json(text):
     return json.loads(text[min(starts):])
 
 
-def status_of(coe, name):
-    """The cluster's status as the API shows it, or 'GONE'. The waits read it with one
-    request each (the commands under test are the `openstack coe` calls around them)."""
-    import requests
-    answer = requests.get('%s/v1/clusters/%s' % (coe.url, name), timeout=30)
-    if answer.status_code == 404:
-        return 'GONE'
-    assert answer.status_code == 200, answer.text
-    return answer.json()['status']
-
-
 def settled(coe, name):
-    return wait_for(lambda: (lambda s: s if 'IN_PROGRESS' not in s else None)(
-        status_of(coe, name)), timeout=120)
+    return api_settled(coe.url, '/v1/clusters/' + name, timeout=120, interval=0.5)
 
 
 def test_openstack_coe_cli(coe, tmp_path):

@@ -22,7 +22,7 @@ import pytest
 import requests
 import yaml
 
-from conftest import HELM, REPO, ApiServer, free_port, helm, wait_for
+from conftest import HELM, REPO, ApiServer, api_settled, free_port, helm, wait_for
 from k8s_standin import StandIn
 from test_swarm import Rest
 
@@ -35,17 +35,8 @@ SHOW = ['uuid', 'name', 'hostcluster', 'members', 'project_id', 'properties', 's
 
 def settled(rest, name):
     """`openstack coe federation show` once no operation runs ({'status': 'GONE'} once
-    it is gone); the wait asks the API, one request at a time (a client process per look
-    would spend a second of CPU)."""
-    import requests
-
-    def done():
-        answer = requests.get('%s/v1/federations/%s' % (rest.server.url, name), timeout=30)
-        if answer.status_code == 404:
-            return 'GONE'
-        assert answer.status_code == 200, answer.text
-        return 'IN_PROGRESS' not in answer.json()['status']
-    if wait_for(done, timeout=600, interval=1) != 'GONE':
+    it is gone); the wait asks the API (api_settled)."""
+    if api_settled(rest.server.url, '/v1/federations/' + name) != 'GONE':
         proc = rest.coe('federation', 'show', name, '-f', 'json', check=False)
         if proc.returncode == 0:
             return json.loads(proc.stdout)

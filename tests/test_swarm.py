@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ApiServer, REPO, wait_for
+from conftest import ApiServer, REPO, api_settled, wait_for
 from test_infra_docker import (docker_inspect, docker_ls, docker_ok, host_addresses, nothing_left,
                                refused_from, remove_leftovers)
 
@@ -61,17 +61,8 @@ class Rest:
 
     def settled(self, name):
         """The cluster as `openstack coe cluster show` gives it once no operation runs
-        ({'status': 'GONE'} once it is deleted). The wait asks the API with one request
-        at a time: a client process each time would spend a second of CPU per look."""
-        import requests
-
-        def done():
-            answer = requests.get('%s/v1/clusters/%s' % (self.server.url, name), timeout=30)
-            if answer.status_code == 404:
-                return 'GONE'
-            assert answer.status_code == 200, answer.text
-            return 'IN_PROGRESS' not in answer.json()['status']
-        if wait_for(done, timeout=600, interval=2) == 'GONE':
+        ({'status': 'GONE'} once it is deleted); the wait asks the API (api_settled)."""
+        if api_settled(self.server.url, '/v1/clusters/' + name, interval=2) == 'GONE':
             return {'status': 'GONE'}
         return self.show(name) or {'status': 'GONE'}
 
