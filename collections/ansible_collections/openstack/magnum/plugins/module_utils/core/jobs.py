@@ -139,10 +139,11 @@ class Jobs(object):
 
     # ------------------------------------------------------------ services
     def register_service(self, binary=BINARY):
+        """A service row whose creation is its first report (report_count 1), as Magnum's."""
         now = utcnow()
         with self.store.write() as conn:
             res = conn.execute(self.svc.insert().values(
-                host=socket.gethostname(), binary=binary, pid=os.getpid(), report_count=0,
+                host=socket.gethostname(), binary=binary, pid=os.getpid(), report_count=1,
                 disabled=False, stopped=False, created_at=now, updated_at=now))
             return res.inserted_primary_key[0]
 
