@@ -11,7 +11,6 @@ REF_TEMPLATE = '#/components/schemas/%s'
 IDENT = {'name': 'ident', 'in': 'path', 'required': True, 'schema': {'type': 'string'}}
 CLUSTER_IDENT = dict(IDENT, name='cluster_ident')
 NODEGROUP_IDENT = dict(IDENT, name='nodegroup_ident')
-COUNTS = {'node_count': 0, 'master_count': 1, 'min_node_count': 0, 'max_node_count': 0}
 
 
 def _field(table, name):
@@ -21,7 +20,7 @@ def _field(table, name):
         if name in fields.UUID_FIELDS:
             schema['format'] = 'uuid'
     elif kind == fields.INT:
-        low = COUNTS.get(name, fields.INT_RANGE[0])
+        low = fields.MINIMUMS.get(name, fields.INT_RANGE[0])
         high = fields.MAX_NODES if name in fields.NODE_COUNT_FIELDS else fields.INT_RANGE[1]
         schema = {'type': 'integer', 'minimum': low, 'maximum': high}
     elif kind == fields.BOOL:
@@ -46,8 +45,6 @@ def _resource(table):
 
 
 def _schemas():
-    template_input = [n for n in fields.CLUSTER_TEMPLATE
-                      if n not in fields.TEMPLATE_READ_ONLY or n == 'uuid']
     patch_op = {'type': 'object', 'required': ['op', 'path'], 'properties': {
         'op': {'type': 'string', 'enum': ['add', 'replace', 'remove']},
         'path': {'type': 'string', 'pattern': r'^(/[\w-]+)+$', 'maxLength': 255},
@@ -62,7 +59,7 @@ def _schemas():
         'Error': error,
         'JsonPatch': {'type': 'array', 'minItems': 1, 'maxItems': 50, 'items': patch_op},
         'ClusterTemplate': _resource(fields.CLUSTER_TEMPLATE),
-        'ClusterTemplateCreate': _body(fields.CLUSTER_TEMPLATE, template_input,
+        'ClusterTemplateCreate': _body(fields.CLUSTER_TEMPLATE, fields.TEMPLATE_CREATE_INPUT,
                                        fields.TEMPLATE_MANDATORY),
         'Cluster': _resource(fields.CLUSTER),
         'ClusterCreate': _body(fields.CLUSTER, fields.CLUSTER_CREATE_INPUT,

@@ -132,9 +132,10 @@ def test_playbook_upgrade_is_checked_like_the_api(project, tmp_path):
 
 
 def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_path):
-    """A resize, a delete and a node group delete started with `ansible-playbook` (or
-    an AWX job template) meet the checks the API runs when it accepts them - the
-    same refusal, word for word - and change nothing (issue #43)."""
+    """A resize, a delete, a node group delete and a create with a field Magnum does not
+    have, started with `ansible-playbook` (or an AWX job template), meet the checks the
+    API runs when it accepts them - the same refusal, word for word - and change nothing
+    (issues #43, #46)."""
     from api.app import create_app
     from api.core import lifecycle
     from api.settings import Settings
@@ -190,4 +191,12 @@ def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_pa
     refusal = api('DELETE', '/v1/clusters/c1/nodegroups/default-master')
     assert 'Deleting a default nodegroup is not supported' in refusal
     assert refusal in playbook('nodegroup_delete', nodegroup='default-master')
+    unknown = dict(CLUSTER, name='c2', colour='red')
+    refusal = api('POST', '/v1/clusters', unknown)
+    assert refusal == 'Unknown attribute for argument cluster: colour'
+    created = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml',
+                              '-e', json.dumps({'cluster': unknown})], cwd=project, env=env,
+                             capture_output=True, text=True)
+    assert created.returncode != 0 and refusal in created.stdout, created.stdout[-2000:]
+    assert [c['name'] for c in store_mod.Store(db).find('cluster')] == ['c1']
     assert normalise(store_mod.Store(db)) == before

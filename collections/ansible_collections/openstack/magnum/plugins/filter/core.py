@@ -5,15 +5,16 @@
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-# The core'"'"'s filters: drivers and their roles, labels, operation plans, failures, files
+# The core's filters: drivers and their roles, labels, operation plans, failures, files
 # for nodes. Documentation: one YAML file per filter in this folder.
 
 import os
+from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
-    drivers, failures, images, labels, node_files, operations, registries)
+    drivers, failures, fields, images, labels, node_files, operations, registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
 
@@ -37,6 +38,13 @@ def missing_roles(names):
     return [n for n in names if not os.path.isdir(os.path.join(roles_dir(), n))]
 
 
+def cluster_create_input(variables):
+    """The create fields among ``variables`` (but the name, which names the cluster)."""
+    if not isinstance(variables, Mapping):
+        raise AnsibleFilterError('cluster_create_input: expected a mapping of variables')
+    return fields.given_in(variables, [f for f in fields.CLUSTER_CREATE_INPUT if f != 'name'])
+
+
 def registry_host(value):
     return registries.host(value) or ''
 
@@ -53,6 +61,7 @@ class FilterModule(object):
             'node_push_command': node_files.push_command,
             'operation_plan': operations.plan,
         })
-        table.update(driver_missing_roles=driver_missing_roles, missing_roles=missing_roles,
+        table.update(cluster_create_input=cluster_create_input,
+                     driver_missing_roles=driver_missing_roles, missing_roles=missing_roles,
                      registry_host=registry_host, failure_reason=failures.failure_reason)
         return table

@@ -80,6 +80,14 @@ options:
   uuid:
     description: UUID to give a new cluster (generated when omitted).
     type: str
+  fields:
+    description:
+      - The create fields as one mapping, as the body of Magnum's C(POST /v1/clusters)
+        (the options above by the same names); an option set beside it wins. A key that
+        is not a create field is refused, as the API refuses it. C(name) in it is the
+        I(name) option's; C(project_id) in it, when the I(project_id) option is not set,
+        owns the new cluster.
+    type: dict
 author:
   - openstack.magnum contributors (@openstack)
 '''
@@ -93,6 +101,11 @@ EXAMPLES = r'''
     labels: {kube_tag: v1.30.2}
     merge_labels: true
   register: recorded
+
+- name: Record a cluster described by one mapping (as cluster_create.yml's extravars)
+  openstack.magnum.cluster:
+    name: "{{ cluster.name }}"
+    fields: "{{ cluster }}"
 
 - name: Remove the record of a deleted cluster
   openstack.magnum.cluster:
@@ -113,24 +126,16 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.base import 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 
-CREATE_FIELDS = ('cluster_template_id', 'keypair', 'node_count', 'master_count',
-                 'docker_volume_size', 'labels', 'merge_labels', 'master_flavor_id',
-                 'flavor_id', 'create_timeout', 'discovery_url', 'fixed_network',
-                 'fixed_subnet', 'floating_ip_enabled', 'master_lb_enabled', 'uuid')
+# The create fields (fields.CLUSTER_CREATE_INPUT) but the name, which finds the record.
+CREATE_FIELDS = tuple(f for f in fields.CLUSTER_CREATE_INPUT if f != 'name')
 
 
 class ClusterModule(MagnumModule):
     argument_spec = dict(
         name=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
-        cluster_template_id=dict(type='str'), keypair=dict(type='str', no_log=False),
-        node_count=dict(type='int'), master_count=dict(type='int'),
-        docker_volume_size=dict(type='int'), labels=dict(type='raw'),
-        merge_labels=dict(type='bool'), master_flavor_id=dict(type='str'),
-        flavor_id=dict(type='str'), create_timeout=dict(type='int'),
-        discovery_url=dict(type='str'), fixed_network=dict(type='str'),
-        fixed_subnet=dict(type='str'), floating_ip_enabled=dict(type='bool'),
-        master_lb_enabled=dict(type='bool'), uuid=dict(type='str'),
+        fields=dict(type='dict'),
+        **fields.module_options(fields.CLUSTER, CREATE_FIELDS, keypair={'no_log': False})
     )
 
     def run(self):
@@ -148,8 +153,11 @@ class ClusterModule(MagnumModule):
             self.exit_json(changed=False, cluster=public(current))
         if self.check_mode:
             self.exit_json(changed=True, cluster=None)
-        data = self.given(CREATE_FIELDS)
-        data['name'] = self.params['name']
+        data = dict(self.params['fields'] or {})
+        owner = data.pop('project_id', None)
+        if owner and not self.params['project_id']:
+            self.scope = self.scope_of(owner)
+        data.update(self.given(CREATE_FIELDS), name=self.params['name'])
         record = lifecycle.record_cluster(self.store, data, self.scope, self.core_settings)
         self.exit_json(changed=True, cluster=public(record))
 

@@ -143,34 +143,22 @@ cluster_template:
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.core import (
+    driver_spec, fields, lifecycle)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 
-FIELDS = ('coe', 'image_id', 'external_network_id', 'keypair_id', 'flavor_id',
-          'master_flavor_id', 'dns_nameserver', 'fixed_network', 'fixed_subnet',
-          'network_driver', 'volume_driver', 'docker_volume_size', 'docker_storage_driver',
-          'http_proxy', 'https_proxy', 'no_proxy', 'labels', 'tls_disabled', 'public',
-          'registry_enabled', 'server_type', 'master_lb_enabled', 'floating_ip_enabled',
-          'hidden', 'apiserver_port', 'insecure_registry', 'tags')
+# The template's create fields (fields.TEMPLATE_CREATE_INPUT) but the name, which finds
+# the record, and the uuid.
+FIELDS = tuple(f for f in fields.TEMPLATE_CREATE_INPUT if f not in ('name', 'uuid'))
 
 
 class ClusterTemplateModule(MagnumModule):
     argument_spec = dict(
         name=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
-        coe=dict(type='str', choices=['kubernetes', 'swarm', 'mesos']),
-        image_id=dict(type='str'), external_network_id=dict(type='str'),
-        keypair_id=dict(type='str', no_log=False), flavor_id=dict(type='str'),
-        master_flavor_id=dict(type='str'), dns_nameserver=dict(type='str'),
-        fixed_network=dict(type='str'), fixed_subnet=dict(type='str'),
-        network_driver=dict(type='str'), volume_driver=dict(type='str'),
-        docker_volume_size=dict(type='int'), docker_storage_driver=dict(type='str'),
-        http_proxy=dict(type='str'), https_proxy=dict(type='str'), no_proxy=dict(type='str'),
-        labels=dict(type='raw'), tls_disabled=dict(type='bool'), public=dict(type='bool'),
-        registry_enabled=dict(type='bool'), server_type=dict(type='str', choices=['vm', 'bm']),
-        master_lb_enabled=dict(type='bool'), floating_ip_enabled=dict(type='bool'),
-        hidden=dict(type='bool'), apiserver_port=dict(type='int'),
-        insecure_registry=dict(type='str'), tags=dict(type='str'),
+        **fields.module_options(fields.CLUSTER_TEMPLATE, FIELDS, keypair_id={'no_log': False},
+                                coe={'choices': list(driver_spec.COES)},
+                                server_type={'choices': list(driver_spec.SERVER_TYPES)})
     )
 
     def run(self):

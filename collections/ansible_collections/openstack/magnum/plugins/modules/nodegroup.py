@@ -57,8 +57,8 @@ options:
     description: Merge I(labels) into the cluster's labels.
     type: bool
   node_labels:
-    description: Kubernetes labels to put on the group's nodes.
-    type: dict
+    description: Kubernetes labels to put on the group's nodes (dict or C(k=v,k2=v2)).
+    type: raw
   node_taints:
     description: Kubernetes taints (C(key), C(value), C(effect)) for the group's nodes.
     type: list
@@ -90,9 +90,9 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.base import 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle, model
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 
-CREATE_FIELDS = ('role', 'node_count', 'min_node_count', 'max_node_count', 'flavor_id',
-                 'image_id', 'docker_volume_size', 'labels', 'merge_labels', 'node_labels',
-                 'node_taints')
+# The node group's create fields (fields.NODEGROUP_CREATE_INPUT) but the name, which finds
+# the record.
+CREATE_FIELDS = tuple(f for f in fields.NODEGROUP_CREATE_INPUT if f != 'name')
 
 
 class NodegroupModule(MagnumModule):
@@ -100,11 +100,8 @@ class NodegroupModule(MagnumModule):
         cluster=dict(type='str', required=True),
         name=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
-        role=dict(type='str'), node_count=dict(type='int'), min_node_count=dict(type='int'),
-        max_node_count=dict(type='int'), flavor_id=dict(type='str'), image_id=dict(type='str'),
-        docker_volume_size=dict(type='int'), labels=dict(type='raw'),
-        merge_labels=dict(type='bool'), node_labels=dict(type='dict'),
-        node_taints=dict(type='list', elements='dict'),
+        **fields.module_options(fields.NODEGROUP, CREATE_FIELDS,
+                                node_taints={'elements': 'dict'})
     )
 
     def run(self):

@@ -100,18 +100,22 @@ class MagnumModule(object):
                                    exception=str(store.SQLALCHEMY_IMPORT_ERROR))
         try:
             self.store = store.Store(self.params['db_url'] or store.default_url())
-            project = self.params['project_id'] or os.environ.get('MAGNUM_PROJECT_ID') or \
-                lifecycle.DEFAULT_PROJECT
-            # Modules have direct store access: they look records up in every
-            # project; project_id owns what they create.
-            self.scope = lifecycle.Scope(project_id=project, user_id=self.params['user_id'],
-                                         is_admin=True)
+            self.scope = self.scope_of(self.params['project_id'])
             self.run()
         except MagnumError as exc:
             self.ansible.fail_json(msg=str(exc), status_code=exc.code)
 
     def run(self):
         raise NotImplementedError()
+
+    def scope_of(self, project_id=None):
+        """Modules have direct store access: they look records up in every project;
+        ``project_id`` (else MAGNUM_PROJECT_ID, else the default project) owns what they
+        create."""
+        project = project_id or os.environ.get('MAGNUM_PROJECT_ID') or \
+            lifecycle.DEFAULT_PROJECT
+        return lifecycle.Scope(project_id=project, user_id=self.params['user_id'],
+                               is_admin=True)
 
     @property
     def core_settings(self):

@@ -42,6 +42,9 @@ TEMPLATE_MANDATORY = ('coe', 'image_id')
 DEFAULT_FLAVOR = 'm1.small'
 TEMPLATE_READ_ONLY = ('uuid', 'cluster_distro', 'driver', 'project_id', 'user_id',
                       'created_at', 'updated_at')
+# What a create request may give (a client may choose the uuid, as in Magnum).
+TEMPLATE_CREATE_INPUT = tuple(n for n in CLUSTER_TEMPLATE
+                              if n not in TEMPLATE_READ_ONLY or n == 'uuid')
 # Fields that stay changeable once clusters use the template.
 TEMPLATE_UPDATABLE_IN_USE = ('name', 'public', 'hidden')
 # Fields a JSON-patch may not remove.
@@ -121,6 +124,10 @@ INT_RANGE = (-2 ** 31, 2 ** 31 - 1)
 # would only exhaust the memory of the playbook that makes it.
 MAX_NODES = 5000
 NODE_COUNT_FIELDS = ('node_count', 'master_count', 'min_node_count', 'max_node_count')
+# The least value of an integer field (Magnum's wsme minimums): checked by
+# check_minimum, published by the OpenAPI document.
+MINIMUMS = {'node_count': 0, 'master_count': 1, 'min_node_count': 0, 'max_node_count': 0,
+            'create_timeout': 0, 'docker_volume_size': 1}
 
 
 # Fields that hold a UUID (a client may choose a resource's uuid at create, as in Magnum).
@@ -265,6 +272,32 @@ def take(table, data, allowed=None, strict=True, argument='body'):
     if unknown and strict:
         raise Invalid("Unknown attribute for argument %s: %s" % (argument, ', '.join(unknown)))
     return out
+
+
+def check_minimum(field, value):
+    """``value`` is at least ``field``'s minimum (MINIMUMS), else Magnum's 400."""
+    least = MINIMUMS.get(field)
+    if value is not None and least is not None and value < least:
+        raise wrong(field, value, "Value should be greater or equal to %d" % least)
+
+
+def given_in(mapping, names):
+    """The entries of ``mapping`` (a record, a body, a play's variables) named in
+    ``names`` and set (not None)."""
+    return dict((name, mapping[name]) for name in names
+                if name in mapping and mapping[name] is not None)
+
+
+def module_options(table, names, **overrides):
+    """Ansible argument_spec entries of the fields ``names`` of ``table``: the modules'
+    options are the field table's (labels as raw: a dict, or the CLI's k=v form), with
+    ``overrides`` (name -> more of its spec: choices, no_log, elements)."""
+    kinds = {STR: 'str', INT: 'int', BOOL: 'bool', DICT: 'dict', LIST: 'list'}
+    spec = {}
+    for name in names:
+        kind = 'raw' if name in LABEL_FIELDS else kinds[table[name][0]]
+        spec[name] = dict({'type': kind}, **overrides.get(name, {}))
+    return spec
 
 
 def project(table, record, extra=()):

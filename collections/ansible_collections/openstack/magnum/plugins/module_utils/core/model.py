@@ -132,9 +132,7 @@ def check_template_choices(tpl):
 def check_volume_size(size, storage_driver):
     if size is None:
         return
-    if size < 1:
-        raise Invalid("Invalid input for field/attribute docker_volume_size. Value: '%s'. "
-                      "Value should be greater or equal to 1" % size)
+    fields.check_minimum('docker_volume_size', size)
     minimum = driver_spec.VOLUME_MINIMUM.get(storage_driver, 1)
     if size < minimum:
         raise Invalid("docker volume size %s GB is not valid, expecting minimum value "
@@ -186,10 +184,8 @@ def check_cluster_fields(given):
     anything is looked up): name, node_count, master_count, create_timeout."""
     if given.get('name') is not None:
         check_cluster_name(given['name'])
-    for field, least in (('node_count', 0), ('master_count', 1), ('create_timeout', 0)):
-        if given.get(field) is not None and given[field] < least:
-            raise fields.wrong(field, given[field], "Value should be greater or equal to %d"
-                               % least)
+    for field in ('node_count', 'master_count', 'create_timeout'):
+        fields.check_minimum(field, given.get(field))
 
 
 def build_cluster(data, template, project_id=None, user_id=None, cluster_user_trust=False):
@@ -272,9 +268,7 @@ def update_cluster(current, patched):
         record[key] = fields.coerce(fields.CLUSTER, key, patched.get(key))
     if record.get('node_count') is None:
         record['node_count'] = fields.CLUSTER['node_count'][1]
-    if record['node_count'] < 0:
-        raise Invalid("Invalid input for field/attribute node_count. Value: '%s'. "
-                      "Value should be greater or equal to 0" % record['node_count'])
+    fields.check_minimum('node_count', record['node_count'])
     if record.get('health_status') not in (None,) + states.HEALTH_STATUSES:
         raise Invalid("Invalid input for field/attribute health_status. Value: '%s'. "
                       "Value should be one of: %s"
@@ -285,9 +279,7 @@ def update_cluster(current, patched):
 def check_resize(cluster, nodegroup, node_count, nodes_to_remove):
     if node_count is None:
         raise mandatory_missing('node_count')
-    if node_count < 0:
-        raise Invalid("Invalid input for field/attribute node_count. Value: '%s'. "
-                      "Value should be greater or equal to 0" % node_count)
+    fields.check_minimum('node_count', node_count)
     if nodegroup['role'] == RESERVED_ROLE:
         raise Invalid("Resizing a nodegroup with role master is not supported.")
     low, high = nodegroup.get('min_node_count') or 0, nodegroup.get('max_node_count')
@@ -364,13 +356,9 @@ def build_nodegroup(data, cluster, template, project_id=None):
 
 
 def check_node_counts(group):
-    if group['node_count'] < 0:
-        raise Invalid("Invalid input for field/attribute node_count. Value: '%s'. "
-                      "Value should be greater or equal to 0" % group['node_count'])
+    fields.check_minimum('node_count', group['node_count'])
     low = group.get('min_node_count') or 0
-    if low < 0:
-        raise Invalid("Invalid input for field/attribute min_node_count. Value: '%s'. "
-                      "Value should be greater or equal to 0" % low)
+    fields.check_minimum('min_node_count', low)
     fields.check_count_range(group['name'], group['node_count'], low,
                              group.get('max_node_count'))
 
