@@ -20,6 +20,9 @@ TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
 CLUSTER = {'name': 'c1', 'cluster_template_id': 'tpl', 'node_count': 2, 'master_count': 1,
            'labels': {'availability_zone': 'az1'}, 'merge_labels': True,
            'flavor_id': 'm1.medium', 'create_timeout': 30}
+NODEGROUP = {'name': 'big', 'node_count': 2, 'min_node_count': 1, 'max_node_count': 3,
+             'flavor_id': 'm1.large', 'labels': {'availability_zone': 'az2'},
+             'merge_labels': True, 'node_labels': {'tier': 'big'}}
 VOLATILE = ('id', 'uuid', 'created_at', 'updated_at', 'cluster_id', 'cluster_template_id',
             'status_reason', 'row_version')  # row_version: how many writes, not what
 
@@ -52,6 +55,11 @@ def test_rest_and_ansible_playbook_leave_identical_records(project, tmp_path):
                              timeout=30).status_code == 202
         wait_for(lambda: 'IN_PROGRESS' not in requests.get(
             server.url + '/v1/clusters/c1', headers=LATEST, timeout=30).json()['status'])
+        assert requests.post(server.url + '/v1/clusters/c1/nodegroups', json=NODEGROUP,
+                             headers=LATEST, timeout=30).status_code == 202
+        wait_for(lambda: 'IN_PROGRESS' not in requests.get(
+            server.url + '/v1/clusters/c1/nodegroups/big', headers=LATEST,
+            timeout=30).json()['status'])
     finally:
         server.stop()
 
@@ -65,9 +73,16 @@ def test_rest_and_ansible_playbook_leave_identical_records(project, tmp_path):
                           '-e', json.dumps({'cluster': CLUSTER})],
                          cwd=project, env=env, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:]
+    run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/nodegroup_create.yml',
+                          '-e', json.dumps({'cluster': 'c1', 'nodegroup': NODEGROUP})],
+                         cwd=project, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:]
 
     rest, playbook = normalise(store_mod.Store(rest_db)), normalise(store_mod.Store(pb_db))
-    assert rest['cluster']['status'] == 'CREATE_COMPLETE'
+    assert rest['cluster']['status'] == 'UPDATE_COMPLETE'     # the node group's create
+    big = next(g for g in rest['nodegroups'] if g['name'] == 'big')
+    assert (big['status'], big['node_count'], big['flavor_id'], big['node_labels']) == (
+        'CREATE_COMPLETE', 2, 'm1.large', {'tier': 'big'}), big
     assert rest['cluster']['labels'] == {'kube_tag': 'v1.30.1', 'flannel_backend': 'vxlan',
                                          'availability_zone': 'az1'}
     assert rest == playbook
@@ -199,4 +214,7 @@ def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_pa
                              capture_output=True, text=True)
     assert created.returncode != 0 and refusal in created.stdout, created.stdout[-2000:]
     assert [c['name'] for c in store_mod.Store(db).find('cluster')] == ['c1']
+    refusal = api('POST', '/v1/clusters/c1/nodegroups', {'name': 'ng2', 'colour': 'red'})
+    assert refusal == 'Unknown attribute for argument nodegroup: colour'
+    assert refusal in playbook('nodegroup_create', nodegroup={'name': 'ng2', 'colour': 'red'})
     assert normalise(store_mod.Store(db)) == before

@@ -56,6 +56,14 @@ options:
       - For I(operation=resize), the default worker group when not given; required for
         I(operation=nodegroup_delete).
     type: str
+  nodegroup_fields:
+    description:
+      - For I(operation=nodegroup_create) and I(phase=start) without I(job_uuid), the new
+        node group's create fields (as the body of Magnum's
+        C(POST /v1/clusters/{cluster}/nodegroups)); the group is recorded with the start,
+        in one transaction, and checked as the API checks it - nothing is recorded when
+        either is refused.
+    type: dict
   node_count:
     description:
       - New node count of the node group, checked against its bounds when a resize starts
@@ -129,6 +137,7 @@ class ClusterStatusModule(MagnumModule):
         reason=dict(type='str'),
         facts=dict(type='dict'),
         nodegroup=dict(type='str'),
+        nodegroup_fields=dict(type='dict'),
         node_count=dict(type='int'),
         nodes_to_remove=dict(type='list', elements='str'),
         cluster_template=dict(type='str'),
@@ -156,7 +165,7 @@ class ClusterStatusModule(MagnumModule):
                 self.store, cluster, p['operation'], started_by_job=bool(p['job_uuid']),
                 scope=self.scope, node_count=p['node_count'], nodegroup=p['nodegroup'],
                 nodes_to_remove=p['nodes_to_remove'], cluster_template=p['cluster_template'],
-                max_batch_size=p['max_batch_size'])
+                max_batch_size=p['max_batch_size'], nodegroup_fields=p['nodegroup_fields'])
             self.exit_json(changed=changed, cluster=_public(cluster))
         if self.check_mode:
             self.exit_json(changed=True, cluster=_public(cluster))

@@ -63,6 +63,13 @@ options:
     description: Kubernetes taints (C(key), C(value), C(effect)) for the group's nodes.
     type: list
     elements: dict
+  fields:
+    description:
+      - The create fields as one mapping, as the body of Magnum's
+        C(POST /v1/clusters/{cluster}/nodegroups) (the options above by the same names); an
+        option set beside it wins. A key that is not a create field is refused, as the API
+        refuses it. C(name) in it is the I(name) option's.
+    type: dict
 author:
   - openstack.magnum contributors (@openstack)
 '''
@@ -76,6 +83,12 @@ EXAMPLES = r'''
     flavor_id: m1.large
     node_taints:
       - {key: dedicated, value: big, effect: NoSchedule}
+
+- name: A group described by one mapping (as nodegroup_create.yml's extravars)
+  openstack.magnum.nodegroup:
+    cluster: k8s
+    name: "{{ nodegroup.name }}"
+    fields: "{{ nodegroup }}"
 '''
 
 RETURN = r'''
@@ -100,6 +113,7 @@ class NodegroupModule(MagnumModule):
         cluster=dict(type='str', required=True),
         name=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
+        fields=dict(type='dict'),
         **fields.module_options(fields.NODEGROUP, CREATE_FIELDS,
                                 node_taints={'elements': 'dict'})
     )
@@ -117,7 +131,12 @@ class NodegroupModule(MagnumModule):
             if not self.check_mode:
                 self.store.delete('nodegroup', current['uuid'])
             self.exit_json(changed=True)
-        wanted = self.given(CREATE_FIELDS)
+        wanted = dict(self.params['fields'] or {})
+        wanted.pop('name', None)
+        wanted.update(self.given(CREATE_FIELDS))
+        # What is no create field is refused as the API refuses it (Magnum's words).
+        wanted = fields.given_in(fields.take(fields.NODEGROUP, wanted, allowed=CREATE_FIELDS,
+                                             argument='nodegroup'), CREATE_FIELDS)
         if current is None:
             if self.check_mode:
                 self.exit_json(changed=True, nodegroup=None)

@@ -572,10 +572,16 @@ def begin_operation(store, cluster, operation, started_by_job=False, scope=None,
 
 
 def start_operation(store, cluster, operation, scope=None, node_count=None, nodegroup=None,
-                    nodes_to_remove=None, cluster_template=None, max_batch_size=None):
+                    nodes_to_remove=None, cluster_template=None, max_batch_size=None,
+                    nodegroup_fields=None):
     """Check ``operation`` on ``cluster`` as the API does and move the cluster to its
-    running status, with the cluster's lock (the API's requests take it too)."""
+    running status, with the cluster's lock (the API's requests take it too). A
+    nodegroup_create given ``nodegroup_fields`` records the group with the start, in one
+    transaction, as the API's POST does."""
     check_driver_operation(store, cluster, operation)
+    if operation == 'nodegroup_create' and nodegroup_fields is not None:
+        create_nodegroup(store, cluster, nodegroup_fields, scope, start=True)
+        return store.get('cluster', cluster['uuid'], by_name=False)
     with store.write(lock=cluster_lock(cluster)):
         current = store.get('cluster', cluster['uuid'], by_name=False)
         if operation == 'resize':
