@@ -3,6 +3,9 @@
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     drivers, errors, failures, fields, healing, jobs, labels, lifecycle, model, secrets, states,
     store, tls)
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import (
+    checks as provider_checks)
 
-__all__ = ['drivers', 'errors', 'failures', 'fields', 'healing', 'jobs', 'labels', 'lifecycle',
-           'model', 'secrets', 'states', 'store', 'tls']
+__all__ = ['drivers', 'errors', 'failures', 'federations', 'fields', 'healing', 'jobs', 'labels',
+           'lifecycle', 'model', 'provider_checks', 'secrets', 'states', 'store', 'tls']

@@ -5,7 +5,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from api.core import lifecycle, secrets, store
+from api.core import lifecycle, provider_checks, secrets, store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,5 +69,6 @@ class Settings:
         """The settings the core's validation needs; with the openstack provider,
         templates and clusters are checked against its cloud (as the caller, given
         ``caller_cloud``: a connection, or openstack.connect() arguments)."""
+        checks = provider_checks.ProviderChecks(self.provider, caller_cloud or self.cloud)
         return {'cluster_user_trust': self.cluster_user_trust, 'provider': self.provider,
-                'cloud': (caller_cloud or self.cloud) if self.provider == 'openstack' else None}
+                'checks': checks}

@@ -269,7 +269,7 @@ def test_a_federation_and_the_delete_of_its_cluster_never_both_land(
     dangling member: issue #43)."""
     import threading
 
-    from api.core import lifecycle
+    from api.core import federations, lifecycle
     from api.executor import Executor
     # The jobs stay queued: what is looked at is what the requests recorded.
     monkeypatch.setattr(Executor, '_run_guarded', lambda self, job_uuid: None)
@@ -304,8 +304,8 @@ def test_a_federation_and_the_delete_of_its_cluster_never_both_land(
                 (clients[1], 'DELETE', '/v1/clusters/%s' % host['uuid']))
             assert sorted([created, deleted]) in ([202, 409], [204, 400]), (created, deleted)
 
-            fed = lifecycle.create_federation(store, {'name': 'g%d' % i,
-                                                      'hostcluster_id': staying['uuid']}, scope)
+            fed = federations.create_federation(store, {'name': 'g%d' % i,
+                                                        'hostcluster_id': staying['uuid']}, scope)
             store.update('federation', fed['uuid'], {'status': 'CREATE_COMPLETE'})
             patched, deleted = at_once(
                 (clients[0], 'PATCH', '/v1/federations/%s' % fed['uuid'],
@@ -324,14 +324,14 @@ def test_a_federation_and_the_delete_of_its_cluster_never_both_land(
 def test_a_federation_whose_host_is_gone_is_deleted(sqlite_client):
     """A delete always ends: a federation whose host cluster is gone (as the race above
     left them) deletes its record; it ended DELETE_FAILED "could not be found" for ever."""
-    from api.core import lifecycle
+    from api.core import federations, lifecycle
     client = sqlite_client
     store = client.application.extensions['magnum_store']
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
     scope = lifecycle.Scope(project_id='default', is_admin=True)
     host = lifecycle.record_cluster(store, {'name': 'host', 'cluster_template_id': 'tpl'}, scope)
     store.update('cluster', host['uuid'], {'status': 'CREATE_COMPLETE'})
-    fed = lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'host'}, scope)
+    fed = federations.create_federation(store, {'name': 'f1', 'hostcluster_id': 'host'}, scope)
     store.update('federation', fed['uuid'], {'status': 'CREATE_FAILED'})
     store.purge_cluster(host['uuid'])
     call(client, 'DELETE', '/v1/federations/f1', expect=204)
@@ -614,7 +614,7 @@ def policy_app(db_url, project, tmp_path):
     """Project p1's template t1, cluster c1 (created by user u1),
     federation f1 and quota, written by the lifecycle calls; no job runs (no executor:
     an authorized operation ends in 503, and its transaction changes nothing)."""
-    from api.core import lifecycle
+    from api.core import federations, lifecycle
     app = make_app(db_url, project, tmp_path, start_executor=False)
     store = app.extensions['magnum_store']
     scope = lifecycle.Scope(project_id='p1', user_id='u1')
@@ -623,7 +623,7 @@ def policy_app(db_url, project, tmp_path):
                                        scope)
     lifecycle.end_operation(store, cluster, 'create', True)
     lifecycle.ensure_ca(store, cluster)
-    lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'c1'}, scope)
+    federations.create_federation(store, {'name': 'f1', 'hostcluster_id': 'c1'}, scope)
     store.set_quota('p1', 'Cluster', 10, create=True)
     return app
 
@@ -664,7 +664,7 @@ def test_a_federation_acts_only_on_clusters_the_caller_may_update(db_url, projec
     each cluster it acts on (an operator's policy file tightens that one rule); another
     project's cluster is not even found but by an admin; the host and a joining member
     must be Kubernetes clusters whose last operation completed."""
-    from api.core import lifecycle
+    from api.core import federations, lifecycle
     policy_file = tmp_path / 'policy.yaml'
     policy_file.write_text('"cluster:update": "role:admin or role:cluster-admin"\n')
     app = make_app(db_url, project, tmp_path, policy_file=str(policy_file),
@@ -684,8 +684,8 @@ def test_a_federation_acts_only_on_clusters_the_caller_may_update(db_url, projec
             store, {'name': name, 'cluster_template_id': template}, scope)
         if complete:
             lifecycle.end_operation(store, made[name], 'create', True)
-    fed = lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'host'},
-                                      lifecycle.Scope(project_id='p1', user_id='u1'))
+    fed = federations.create_federation(store, {'name': 'f1', 'hostcluster_id': 'host'},
+                                        lifecycle.Scope(project_id='p1', user_id='u1'))
     store.update('federation', fed['uuid'], {'status': 'CREATE_COMPLETE'})
     client = app.test_client()
     member = {'X-Project-Id': 'p1', 'X-Roles': 'member', 'X-User-Id': 'u1'}

@@ -152,7 +152,7 @@ def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_pa
     API runs when it accepts them - the same refusal, word for word - and change nothing
     (issues #43, #46)."""
     from api.app import create_app
-    from api.core import lifecycle
+    from api.core import federations, lifecycle
     from api.settings import Settings
 
     db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
@@ -170,7 +170,7 @@ def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_pa
         'min_node_count': 1, 'max_node_count': 3,
         'nodes': [{'name': 'c1-node-0', 'id': 'a' * 32}, {'name': 'c1-node-1', 'id': 'b' * 32}]})
     scope = lifecycle.Scope(project_id=cluster['project_id'], is_admin=True)
-    lifecycle.create_federation(store, {'name': 'f1', 'hostcluster_id': 'c1'}, scope)
+    federations.create_federation(store, {'name': 'f1', 'hostcluster_id': 'c1'}, scope)
     before = normalise(store_mod.Store(db))
 
     app = create_app(Settings(db_url=db, runner_dir=tmp_path / 'jobs', project_dir=project,

@@ -5,7 +5,7 @@ from flask import Blueprint, g, jsonify
 from api import current as ctx
 from api.blueprints import collection_needs_ident
 from api import bodies, jsonpatch, paging, policy, query_args, views
-from api.core import fields, lifecycle
+from api.core import federations, fields
 
 bp = Blueprint('federations', __name__, url_prefix='/v1/federations')
 collection_needs_ident(bp, 'federation_ident')
@@ -37,7 +37,7 @@ def detail():
 @bp.get('/<ident>')
 @query_args.takes()
 def show(ident):
-    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    federation = federations.get_federation(ctx.store(), ident, g.scope)
     policy.authorize_on('federation:get', federation)
     return jsonify(views.federation(federation))
 
@@ -64,7 +64,7 @@ def create():
     policy.authorize('federation:create')
     data = bodies.body('federation')
     with ctx.store().write():  # the record and its job commit together
-        federation = lifecycle.create_federation(ctx.store(), data, g.scope, _may_act_on)
+        federation = federations.create_federation(ctx.store(), data, g.scope, _may_act_on)
         return _submit('federation_create', federation)
 
 
@@ -72,24 +72,24 @@ def create():
 def update(ident):
     patch = bodies.json_patch()   # what is fixed is refused once the federation is found
     store = ctx.store()
-    current = lifecycle.get_federation(store, ident, g.scope)
+    current = federations.get_federation(store, ident, g.scope)
     policy.authorize_on('federation:update', current)
     patched = jsonpatch.apply_to(fields.FEDERATION, current, patch, INTERNAL)
-    with store.write(lock=lifecycle.federation_lock(current)):
-        federation = lifecycle.update_federation(store, current, patched, g.scope,
-                                                 _may_act_on)
+    with store.write(lock=federations.federation_lock(current)):
+        federation = federations.update_federation(store, current, patched, g.scope,
+                                                   _may_act_on)
         return _submit('federation_update', federation)
 
 
 @bp.delete('/<ident>')
 def delete(ident):
     store = ctx.store()
-    current = lifecycle.get_federation(store, ident, g.scope)
+    current = federations.get_federation(store, ident, g.scope)
     policy.authorize_on('federation:delete', current)
-    with store.write(lock=lifecycle.federation_lock(current)):
+    with store.write(lock=federations.federation_lock(current)):
         if ctx.executor().delete_pending(resource_id=current['uuid']):
             return '', 204  # already being deleted: nothing more to queue
-        federation = lifecycle.start_federation_operation(
+        federation = federations.start_federation_operation(
             store, store.get('federation', current['uuid'], by_name=False), 'delete')
         _submit('federation_delete', federation)
     return '', 204
@@ -104,7 +104,7 @@ def _external_view(record):
 
 @bp.get('/<ident>/external_clusters')
 def list_external_clusters(ident):
-    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    federation = federations.get_federation(ctx.store(), ident, g.scope)
     policy.authorize_on('federation:get', federation)
     return jsonify({'external_clusters': [
         _external_view(r) for r in ctx.store().external_clusters(federation['uuid'])]})
@@ -112,9 +112,9 @@ def list_external_clusters(ident):
 
 @bp.post('/<ident>/external_clusters')
 def add_external_cluster(ident):
-    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    federation = federations.get_federation(ctx.store(), ident, g.scope)
     policy.authorize_on('federation:update', federation)
-    record = lifecycle.add_external_cluster(ctx.store(), federation, bodies.body())
+    record = federations.add_external_cluster(ctx.store(), federation, bodies.body())
     resp = jsonify(_external_view(record))
     resp.status_code = 201
     return resp
@@ -122,7 +122,7 @@ def add_external_cluster(ident):
 
 @bp.delete('/<ident>/external_clusters/<external>')
 def remove_external_cluster(ident, external):
-    federation = lifecycle.get_federation(ctx.store(), ident, g.scope)
+    federation = federations.get_federation(ctx.store(), ident, g.scope)
     policy.authorize_on('federation:update', federation)
-    lifecycle.remove_external_cluster(ctx.store(), federation, external)
+    federations.remove_external_cluster(ctx.store(), federation, external)
     return '', 204

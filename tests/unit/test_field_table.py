@@ -24,7 +24,7 @@ def test_the_template_and_node_group_modules_options_are_their_create_fields():
     assert spec['coe']['choices'] == ['kubernetes', 'swarm', 'mesos']
     assert spec['tls_disabled'] == {'type': 'bool'} and spec['apiserver_port'] == {'type': 'int'}
     spec = nodegroup.NodegroupModule.argument_spec
-    assert set(spec) - {'cluster', 'name', 'state'} == \
+    assert set(spec) - {'cluster', 'name', 'state', 'fields'} == \
         set(fields.NODEGROUP_CREATE_INPUT) - {'name'}
     assert spec['node_taints'] == {'type': 'list', 'elements': 'dict'}
     assert spec['node_labels'] == {'type': 'raw'}

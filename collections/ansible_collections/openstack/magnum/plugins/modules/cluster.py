@@ -125,6 +125,7 @@ cluster:
 from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.checks import with_checks
 
 # The create fields (fields.CLUSTER_CREATE_INPUT) but the name, which finds the record.
 CREATE_FIELDS = tuple(f for f in fields.CLUSTER_CREATE_INPUT if f != 'name')
@@ -158,7 +159,8 @@ class ClusterModule(MagnumModule):
         if owner and not self.params['project_id']:
             self.scope = self.scope_of(owner)
         data.update(self.given(CREATE_FIELDS), name=self.params['name'])
-        record = lifecycle.record_cluster(self.store, data, self.scope, self.core_settings)
+        record = lifecycle.record_cluster(self.store, data, self.scope,
+                                          with_checks(self.core_settings))
         self.exit_json(changed=True, cluster=public(record))
 
 

@@ -146,6 +146,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.base import 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     driver_spec, fields, lifecycle)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.checks import with_checks
 
 # The template's create fields (fields.TEMPLATE_CREATE_INPUT) but the name, which finds
 # the record, and the uuid.
@@ -178,7 +179,8 @@ class ClusterTemplateModule(MagnumModule):
             if self.check_mode:
                 self.exit_json(changed=True, cluster_template=None)
             data = dict(wanted, name=name)
-            record = lifecycle.create_template(self.store, data, self.scope, self.core_settings)
+            record = lifecycle.create_template(self.store, data, self.scope,
+                                               with_checks(self.core_settings))
             self.exit_json(changed=True, cluster_template=_public(record))
         patched = dict(current)
         for key, value in wanted.items():
@@ -186,7 +188,7 @@ class ClusterTemplateModule(MagnumModule):
         changed = any(patched.get(k) != current.get(k) for k in wanted)
         if changed and not self.check_mode:
             current = lifecycle.update_template(self.store, current, patched, self.scope,
-                                                self.core_settings)
+                                                with_checks(self.core_settings))
         self.exit_json(changed=changed, cluster_template=_public(current))
 
 

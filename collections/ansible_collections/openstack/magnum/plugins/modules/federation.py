@@ -88,7 +88,8 @@ federation:
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, states
+from ansible_collections.openstack.magnum.plugins.module_utils.core import states
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, NotFound)
 
@@ -113,7 +114,7 @@ class FederationModule(MagnumModule):
         if p['operation']:
             p['status'] = states.final_status(p['operation'], p['phase'] == 'complete')
         try:
-            current = lifecycle.get_federation(self.store, p['name'], self.scope)
+            current = federations.get_federation(self.store, p['name'], self.scope)
         except NotFound:
             current = None
         if p['state'] == 'absent':
@@ -129,7 +130,7 @@ class FederationModule(MagnumModule):
         if current is None:
             if self.check_mode:
                 self.exit_json(changed=True, federation=None)
-            current = lifecycle.create_federation(self.store, {
+            current = federations.create_federation(self.store, {
                 'name': p['name'], 'hostcluster_id': p['hostcluster'],
                 'member_ids': p['member_ids'] or [], 'properties': p['properties'] or {}},
                 self.scope)
@@ -138,7 +139,7 @@ class FederationModule(MagnumModule):
             changed = False
         values = {}
         if p['member_ids'] is not None:
-            members = [lifecycle.federation_member(self.store, current, m, self.scope)[
+            members = [federations.federation_member(self.store, current, m, self.scope)[
                 'uuid'] for m in p['member_ids']]
             if members != current['member_ids']:
                 values['member_ids'] = members

@@ -88,7 +88,8 @@ endpoint:
 
 import json
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, private_files
+from ansible_collections.openstack.magnum.plugins.module_utils.core import private_files
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import kube_access
 from ansible_collections.openstack.magnum.plugins.module_utils.federation import (
     karmada, karmada_store)
@@ -106,7 +107,7 @@ class FederationControlPlaneModule(MagnumModule):
     )
 
     def run(self):
-        federation = lifecycle.get_federation(self.store, self.params['federation'],
+        federation = federations.get_federation(self.store, self.params['federation'],
                                               self.scope)
         host = self.store.get('cluster', federation['hostcluster_id'], by_name=False)
         release = {'name': karmada.RELEASE, 'namespace': karmada.NAMESPACE}

@@ -37,7 +37,7 @@ federations:
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
-from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
 
 
 class FederationInfoModule(MagnumModule):
@@ -45,7 +45,7 @@ class FederationInfoModule(MagnumModule):
 
     def run(self):
         if self.params['name']:
-            records = [lifecycle.get_federation(self.store, self.params['name'], self.scope)]
+            records = [federations.get_federation(self.store, self.params['name'], self.scope)]
         else:
             records = self.store.find('federation')
         self.exit_json(changed=False, federations=records)

@@ -96,7 +96,7 @@ import time
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle
+from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import kube_access
 from ansible_collections.openstack.magnum.plugins.module_utils.federation import (
     external_clusters, karmada, karmada_store)
@@ -121,12 +121,12 @@ class FederationMembersModule(MagnumModule):
         if not kube_access.HAS_KUBERNETES:
             self.fail_json(msg=missing_required_lib('kubernetes'),
                            exception=kube_access.KUBERNETES_ERROR)
-        self.federation = lifecycle.get_federation(self.store, self.params['federation'],
+        self.federation = federations.get_federation(self.store, self.params['federation'],
                                                    self.scope)
         wanted = self.params['members']
         if wanted is None:
             wanted = self.federation['member_ids'] or []
-        wanted = [lifecycle.federation_member(self.store, self.federation, m, self.scope)[
+        wanted = [federations.federation_member(self.store, self.federation, m, self.scope)[
             'uuid'] for m in wanted]
         self.deadline = time.time() + self.params['timeout']
         self.warnings = []

@@ -13,8 +13,6 @@ __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     drivers, fields, images, model, states, tls)
-from ansible_collections.openstack.magnum.plugins.module_utils.federation import external_clusters
-from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, Invalid, NotFound)
 
@@ -46,11 +44,8 @@ def cluster_lock(cluster):
     return 'cluster-%s' % cluster['uuid']
 
 
-def federation_lock(federation):
-    return 'federation-%s' % federation['uuid']
-
-
-def _scope_fn(scope, public=False):
+def scope_filter(scope, public=False):
+    """The store filter of what ``scope`` may see (every record for an admin)."""
     if scope is None or scope.is_admin:
         return None
     return scope.owned_or_public if public else scope.owned
@@ -59,58 +54,32 @@ def _scope_fn(scope, public=False):
 # ---------------------------------------------------------------- templates
 
 def get_template(store, ident, scope=None):
-    return store.get('cluster_template', ident, scope=_scope_fn(scope, public=True))
+    return store.get('cluster_template', ident, scope=scope_filter(scope, public=True))
 
 
 def template_in_use(store, template_uuid):
     return bool(store.find('cluster', cluster_template_id=template_uuid))
 
 
-def _cloud_checks(settings):
-    """The cloud checks when the deployment's provider is a cloud (settings['cloud']:
-    its name, or a connection or connect arguments that act as the caller)."""
-    if not settings.get('cloud'):
-        return None
-    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
-    return cloud.CloudChecks.connect(settings['cloud'])
-
-
-def _image_catalog(settings, checks):
-    """image -> os_distro: Glance's lookup when there is a cloud (made once the body's
-    own fields are found good, as Magnum looks the image up after them), else the
-    configured catalog."""
-    if checks is not None:
-        return checks.image_distro
-    return settings.get('image_catalog')
-
-
-def _check_local_image(settings, template):
-    """On the local (docker) provider, the template's image is one it has, unless the
-    driver brings its own infrastructure (a cloud's Glance answers for the others)."""
-    if settings.get('provider') != 'docker' or \
-            drivers.by_name(template['driver']).own_infrastructure:
-        return
-    problem = local_nodes.image_problem(
-        template['image_id'], settings.get('image_catalog') or images.catalog())
-    if problem:
-        raise Invalid(problem)
+def _checks(settings):
+    """The provider's checks the caller gives (settings['checks'], a ProviderChecks), if
+    any."""
+    return settings.get('checks')
 
 
 def create_template(store, data, scope, settings=None, allowed=None):
     """Validate and record a template; ``allowed(record)`` (the API's policy) is asked
     once the body is found good, as Magnum asks."""
     settings = settings or {}
-    checks = _cloud_checks(settings)
+    checks = _checks(settings)
     record = model.build_template(
         data, project_id=scope.project_id, user_id=scope.user_id,
-        image_catalog=_image_catalog(settings, checks),
+        image_catalog=checks.image_catalog() if checks else None,
         cluster_user_trust=settings.get('cluster_user_trust', False))
     if allowed is not None:
         allowed(record)
-    _check_local_image(settings, record)
     if checks is not None:
         checks.template(record)
-        checks.node_image(record)
     return store.create('cluster_template', record)
 
 
@@ -122,18 +91,15 @@ def update_template(store, current, patched, scope, settings=None):
 
     def change(latest):
         wanted = make(latest)
-        checks = _cloud_checks(settings)
+        checks = _checks(settings)
         image_changed = wanted.get('image_id') != latest.get('image_id')
         record = model.update_template(
             latest, wanted, template_in_use(store, latest['uuid']),
-            image_catalog=_image_catalog(settings, checks if image_changed else None),
+            image_catalog=checks.image_catalog(image_changed) if checks else None,
             cluster_user_trust=settings.get('cluster_user_trust', False))
         values = dict((k, v) for k, v in record.items() if v != latest.get(k))
-        if image_changed:
-            _check_local_image(settings, record)
-        if values and checks is not None:
-            checks.template(record)
-            checks.node_image(record)
+        if checks is not None:
+            checks.template(record, image_changed=image_changed, changed=bool(values))
         return values
 
     return store.modify('cluster_template', current['uuid'], change)
@@ -146,7 +112,7 @@ def delete_template(store, template):
 # ----------------------------------------------------------------- clusters
 
 def get_cluster(store, ident, scope=None):
-    return store.get('cluster', ident, scope=_scope_fn(scope))
+    return store.get('cluster', ident, scope=scope_filter(scope))
 
 
 def record_cluster(store, data, scope, settings=None, allowed=None):
@@ -171,13 +137,9 @@ def record_cluster(store, data, scope, settings=None, allowed=None):
         data, template, project_id=scope.project_id, user_id=scope.user_id,
         cluster_user_trust=settings.get('cluster_user_trust', False))
     cluster['driver'] = template['driver']
-    checks = _cloud_checks(settings)
+    checks = _checks(settings)
     if checks is not None:
-        checks.cluster(cluster)
-        checks.external_network(template.get('external_network_id'), pick=True)
-        checks.node_image(template, cluster.get('labels'))
-        checks.capacity(template['server_type'],
-                        [(fields.flavor_of(g.get('flavor_id')), g['node_count']) for g in groups])
+        checks.cluster(cluster, template, groups)
     return store.create_cluster(cluster, groups,
                                 check_quota=settings.get('check_quota', True))
 
@@ -412,133 +374,6 @@ def stats(store, project_id=None):
         nodes += sum(g['node_count'] or 0 for g in
                      store.find('nodegroup', cluster_id=cluster['uuid']))
     return {'clusters': len(clusters), 'nodes': nodes}
-
-
-# -------------------------------------------------------------- federations
-
-def get_federation(store, ident, scope=None):
-    return store.get('federation', ident, scope=_scope_fn(scope))
-
-
-def _federation_cluster(store, ident, scope, authorize=None):
-    """A cluster a federation is to be hosted on or to join: one the caller may act on
-    (``authorize``, the API's policy), Kubernetes, its last operation complete."""
-    cluster = get_cluster(store, ident, scope)
-    if authorize:
-        authorize(cluster)
-    template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
-    model.check_federable(cluster, template)
-    return cluster
-
-
-def create_federation(store, data, scope, authorize=None):
-    """Record a federation to create. ``authorize(cluster)`` (the API's policy) is asked
-    for its host and every member: a federation acts on each."""
-    fed = model.build_federation(data, project_id=scope.project_id)
-    host = _federation_cluster(store, fed['hostcluster_id'], scope, authorize)
-    fed['hostcluster_id'] = host['uuid']
-    fed['member_ids'] = _unique([_federation_cluster(store, ident, scope, authorize)['uuid']
-                                 for ident in fed['member_ids'] or []])
-    with store.write() as conn:
-        _hold_federated(store, [host['uuid']] + fed['member_ids'])
-        return store.create('federation', fed, conn=conn)
-
-
-def _hold_federated(store, uuids):
-    """Within the caller's transaction, take the locks of the clusters a federation is
-    to name and check them again: a delete of one of them (which takes its lock, then
-    looks for the federations naming it: start_delete) either came first - the cluster
-    is no longer *_COMPLETE, refused here - or waits and then sees the federation."""
-    with store.write(lock=[cluster_lock({'uuid': uuid}) for uuid in uuids]) as conn:
-        for uuid in uuids:
-            cluster = store.get('cluster', uuid, conn=conn, by_name=False)
-            template = store.get('cluster_template', cluster['cluster_template_id'],
-                                 conn=conn, by_name=False)
-            model.check_federable(cluster, template)
-
-
-def _unique(uuids):
-    return [uuid for index, uuid in enumerate(uuids) if uuid not in uuids[:index]]
-
-
-def start_federation_operation(store, federation, operation, values=None):
-    """Federations follow the cluster state machine for their own operations."""
-    states.check_can_start(operation, federation['status'], federation['name'])
-    update = dict(values or {})
-    update.update(status=states.running_status(operation), status_reason=None)
-    return store.update('federation', federation['uuid'], update,
-                        expect_status=federation['status'])
-
-
-def update_federation(store, current, patched, scope, authorize=None):
-    """Only the members and properties of a federation change (the rest is fixed). A
-    cluster joining (``authorize``d, as at create) is checked as a host is; one leaving
-    is ``authorize``d only (the federation unjoins it whatever its state)."""
-    updatable = fields.FEDERATION_UPDATABLE
-    other = [k for k in patched if k not in updatable and patched.get(k) != current.get(k)]
-    if other:
-        raise Invalid("Only %s of a federation can be updated." % ' and '.join(updatable))
-    values = {}
-    for key in updatable:
-        if patched.get(key) != current.get(key):
-            values[key] = fields.coerce(fields.FEDERATION, key, patched[key])
-    if 'member_ids' in values:
-        members = []
-        externals = external_clusters.by_ident(store.external_clusters(current['uuid']))
-        for ident in values['member_ids']:
-            external = externals.get(ident)
-            if external is not None:
-                ident = external['uuid']   # registered with the federation: joined as given
-            elif ident not in current['member_ids']:
-                uuid = get_cluster(store, ident, scope)['uuid']
-                if uuid not in current['member_ids']:
-                    ident = _federation_cluster(store, uuid, scope, authorize)['uuid']
-            members.append(ident)   # a joined one stays whatever it is doing now
-        values['member_ids'] = _unique(members)
-        joining = [uuid for uuid in values['member_ids'] if uuid not in current['member_ids']
-                   and uuid not in externals]
-        if joining:
-            _hold_federated(store, joining)
-        for uuid in current['member_ids']:
-            if uuid not in values['member_ids'] and authorize:
-                try:
-                    authorize(store.get('cluster', uuid, by_name=False))
-                except NotFound:
-                    pass  # a member gone meanwhile: nothing of it to guard
-    return start_federation_operation(store, current, 'update', values)
-
-
-def federation_member(store, federation, ident, scope=None):
-    """A member of ``federation`` (or one to be): one of its external clusters (uuid or
-    name) as a member cluster, else a cluster."""
-    external = store.external_cluster(federation['uuid'], ident, missing_ok=True)
-    if external is not None:
-        return external_clusters.as_member(external)
-    return get_cluster(store, ident, scope)
-
-
-def add_external_cluster(store, federation, data):
-    """Register an external member with ``federation`` (a name and a kubeconfig, kept
-    sealed): it is joined by adding it to member_ids."""
-    if not isinstance(data, dict) or sorted(data) != ['kubeconfig', 'name']:
-        raise Invalid("An external cluster is given as exactly a name and a kubeconfig.")
-    name = external_clusters.check_name(data['name'])
-    config = external_clusters.parse(data['kubeconfig'])
-    if federation['status'] == 'DELETE_IN_PROGRESS':
-        raise Conflict("Federation %s is being deleted." % federation['name'])
-    return store.add_external_cluster(federation['uuid'], name, external_clusters.server(
-        config), external_clusters.dumps(config))
-
-
-def remove_external_cluster(store, federation, ident):
-    """Forget an external cluster that is not a member (unjoin it first)."""
-    external = store.external_cluster(federation['uuid'], ident)
-    with store.write(lock=federation_lock(federation)) as conn:
-        current = store.get('federation', federation['uuid'], conn=conn, by_name=False)
-        if external['uuid'] in (current['member_ids'] or []):
-            raise Conflict("External cluster %s is a member of federation %s: unjoin it "
-                           "first." % (external['name'], current['name']))
-        store.forget_external_clusters(current['uuid'], [external['uuid']], conn=conn)
 
 
 # ------------------------------------------------- operation start and end

@@ -1,0 +1,81 @@
+"""The import graph (issue #46): no cycle in the API nor in module_utils, and the core
+imports no provider, driver or federation code but the driver registry's entries."""
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+MODULE_UTILS = REPO / 'collections/ansible_collections/openstack/magnum/plugins/module_utils'
+PREFIX = 'ansible_collections.openstack.magnum.plugins.module_utils.'
+
+
+def graph(root, package):
+    """{module: the modules of ``package`` it imports} for every .py under ``root``."""
+    names = {}
+    for path in root.rglob('*.py'):
+        parts = path.relative_to(root).with_suffix('').parts
+        if parts[-1] == '__init__':
+            parts = parts[:-1]
+        names['.'.join((package,) + parts).rstrip('.')] = path
+    edges = {}
+    for name, path in names.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                candidates = [node.module] + ['%s.%s' % (node.module, a.name) for a in node.names]
+            elif isinstance(node, ast.Import):
+                candidates = [a.name for a in node.names]
+            else:
+                continue
+            found.update(c for c in candidates if c in names and c != name)
+        edges[name] = found
+    return edges
+
+
+def cycles(edges):
+    """The strongly connected components of more than one module (Tarjan's)."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on.add(node)
+        for nxt in edges[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_api_imports_itself_in_no_circle():
+    edges = graph(REPO / 'api', 'api')
+    assert 'api.app' in edges and edges['api.blueprints.clusters']
+    assert cycles(edges) == []
+
+
+def test_module_utils_have_no_cycle_and_the_core_imports_no_provider_driver_or_federation():
+    edges = graph(MODULE_UTILS, PREFIX.rstrip('.'))
+    assert cycles(edges) == []
+    outward = sorted(
+        (name[len(PREFIX):], dep[len(PREFIX):]) for name, deps in edges.items()
+        if name.startswith(PREFIX + 'core.') for dep in deps
+        if not dep.startswith(PREFIX + 'core.'))
+    # the registry lists each driver's own declaration, and nothing else of a driver
+    assert outward == [('core.drivers', 'drivers.%s.driver' % d)
+                       for d in ('capi', 'kubeadm', 'mesos', 'swarm')]
