@@ -889,3 +889,31 @@ def test_the_roles_component_flags_reach_the_control_plane_unless_a_label_sets_t
     assert 'etcd' not in plain
     assert not [a for a in plain['controllerManager']['extraArgs']
                 if a['name'].startswith('leader-elect')]
+
+
+def test_slow_masters_probes_are_patched_over_kubeadms():
+    settings = dict(conf(), control_plane_probes={
+        'livenessProbe': {'timeoutSeconds': 60, 'failureThreshold': 30}})
+    patches = k8s.control_plane_patches(settings)
+    assert sorted(patches) == ['etcd+strategic.yaml', 'kube-apiserver+strategic.yaml',
+                               'kube-controller-manager+strategic.yaml',
+                               'kube-scheduler+strategic.yaml']
+    assert patches['kube-apiserver+strategic.yaml'] == {'spec': {'containers': [{
+        'name': 'kube-apiserver', 'livenessProbe': {'timeoutSeconds': 60,
+                                                    'failureThreshold': 30}}]}}
+    node = {'name': 'm0', 'address': '10.0.0.5', 'role': 'master', 'nodegroup': 'default-master'}
+    assert k8s.kubeadm_init(settings, node, '10.0.0.5')[0]['patches'] == {
+        'directory': k8s.PATCHES_DIR}
+    assert k8s.kubeadm_join(settings, dict(node, name='m1'), '10.0.0.5', 't', 'h',
+                            'key')['patches'] == {'directory': k8s.PATCHES_DIR}
+    assert 'patches' not in k8s.kubeadm_join(settings, dict(node, role='worker'), '10.0.0.5',
+                                             't', 'h')
+    # a probe kubeadm does not give a pod is not added (it would have no handler)
+    ready = dict(settings, control_plane_probes={'readinessProbe': {'periodSeconds': 10}})
+    assert k8s.control_plane_patches(ready) == {'kube-apiserver+strategic.yaml': {
+        'spec': {'containers': [{'name': 'kube-apiserver',
+                                 'readinessProbe': {'periodSeconds': 10}}]}}}
+    # kubeadm's own probes unless the role gives some
+    plain = conf()
+    assert k8s.control_plane_patches(plain) == {}
+    assert 'patches' not in k8s.kubeadm_init(plain, node, '10.0.0.5')[0]

@@ -76,6 +76,7 @@ class FilterModule(object):
             'k8s_containerd_source': k8s_config.containerd_source,
             'k8s_containerd_on_node': k8s_config.containerd_tarball_on_node,
             'k8s_kubeadm': k8s_config.kubeadm_command,
+            'k8s_control_plane_patches': k8s_config.control_plane_patches,
             'k8s_addons': addons.plan,
             'k8s_admin_kubeconfig': k8s_config.admin_kubeconfig,
             'k8s_addon_charts': addons.chart_sources,

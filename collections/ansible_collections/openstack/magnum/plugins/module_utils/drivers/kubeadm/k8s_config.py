@@ -57,6 +57,16 @@ API_PORT = 6443
 # keystone_auth_enabled: the API server asks k8s-keystone-auth (on every master, on the
 # loopback) about bearer tokens and authorizations, through this kubeconfig on the masters.
 KEYSTONE_WEBHOOK_DIR = '/etc/kubernetes/keystone-webhook'
+# kubeadm's patches for the control plane's static pods (its ``patches.directory``).
+PATCHES_DIR = '/etc/kubernetes/patches'
+# The probes kubeadm gives each control-plane static pod (its manifests): a patch changes
+# only these - a probe it adds without kubeadm's handler (httpGet) would be no probe.
+KUBEADM_PROBES = {
+    'etcd': ('livenessProbe', 'startupProbe'),
+    'kube-apiserver': ('livenessProbe', 'readinessProbe', 'startupProbe'),
+    'kube-controller-manager': ('livenessProbe', 'startupProbe'),
+    'kube-scheduler': ('livenessProbe', 'startupProbe'),
+}
 KEYSTONE_WEBHOOK_CONFIG = KEYSTONE_WEBHOOK_DIR + '/webhook.kubeconfig'
 KEYSTONE_WEBHOOK_ADDRESS = '127.0.0.1:8443'
 KEYSTONE_AUTHZ_CONFIG = KEYSTONE_WEBHOOK_DIR + '/authorization.yaml'
@@ -417,7 +427,32 @@ def kubeadm_init(conf, node, endpoint_host, sans=()):
             'localAPIEndpoint': {'advertiseAddress': node['address'], 'bindPort': API_PORT},
             'nodeRegistration': _registration(conf, node, master=True)}
     init.update(_timeouts(conf))
+    init.update(_patches(conf))
     return [init, cluster, kubelet_config(conf), kube_proxy_config(conf)]
+
+
+def control_plane_patches(conf):
+    """{file name: strategic merge patch} for a master's static pods: the probes the role
+    gives (``control_plane_probes``; kubernetes_control_plane_probes, e.g.
+    ``{'livenessProbe': {'timeoutSeconds': 60, 'failureThreshold': 30}}``) over kubeadm's,
+    for masters too slow for kubeadm's (on QEMU without KVM the kubelet kills an API
+    server still starting, which then starts again). Only the probes kubeadm gives a pod
+    (KUBEADM_PROBES): a readinessProbe is the API server's alone. None before kubeadm's
+    v1beta3."""
+    probes = conf.get('control_plane_probes') or {}
+    if not probes or conf['kubeadm_api'].endswith('v1beta2'):
+        return {}
+    patches = {}
+    for pod, kinds in sorted(KUBEADM_PROBES.items()):
+        changed = dict((kind, dict(probes[kind])) for kind in kinds if probes.get(kind))
+        if changed:
+            patches['%s+strategic.yaml' % pod] = {'spec': {'containers': [
+                dict({'name': pod}, **changed)]}}
+    return patches
+
+
+def _patches(conf):
+    return {'patches': {'directory': PATCHES_DIR}} if control_plane_patches(conf) else {}
 
 
 def _timeouts(conf):
@@ -488,6 +523,7 @@ def kubeadm_join(conf, node, endpoint_host, token, ca_cert_hash, certificate_key
         doc['controlPlane'] = {'localAPIEndpoint': {'advertiseAddress': node['address'],
                                                     'bindPort': API_PORT},
                                'certificateKey': certificate_key}
+        doc.update(_patches(conf))
     return doc
 
 
