@@ -108,7 +108,7 @@ class FederationControlPlaneModule(MagnumModule):
 
     def run(self):
         federation = federations.get_federation(self.store, self.params['federation'],
-                                              self.scope)
+                                                self.scope)
         host = self.store.get('cluster', federation['hostcluster_id'], by_name=False)
         release = {'name': karmada.RELEASE, 'namespace': karmada.NAMESPACE}
         if not self.params['values_file']:

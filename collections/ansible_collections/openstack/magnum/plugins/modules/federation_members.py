@@ -122,7 +122,7 @@ class FederationMembersModule(MagnumModule):
             self.fail_json(msg=missing_required_lib('kubernetes'),
                            exception=kube_access.KUBERNETES_ERROR)
         self.federation = federations.get_federation(self.store, self.params['federation'],
-                                                   self.scope)
+                                                     self.scope)
         wanted = self.params['members']
         if wanted is None:
             wanted = self.federation['member_ids'] or []
