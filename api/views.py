@@ -4,21 +4,13 @@ from flask import g, request
 
 from api.core import fields, states
 
-CLUSTER_LIST_FIELDS = (
-    'uuid', 'name', 'cluster_template_id', 'keypair', 'docker_volume_size', 'labels',
-    'node_count', 'status', 'master_flavor_id', 'flavor_id', 'create_timeout',
-    'master_count', 'health_status', 'merge_labels')
-# What a cluster list (not detail) reads of each record.
-CLUSTER_LIST_COLUMNS = CLUSTER_LIST_FIELDS + ('stack_id',)
-NODEGROUP_LIST_FIELDS = ('uuid', 'name', 'flavor_id', 'node_count', 'role', 'is_default',
-                         'image_id', 'status', 'stack_id', 'max_node_count', 'min_node_count',
-                         'merge_labels')
+# What a cluster list (not detail) reads of each record (a list's fields are the field
+# table's: fields.*_LISTED).
+CLUSTER_LIST_COLUMNS = fields.CLUSTER_LISTED + ('stack_id',)
 JOB_FIELDS = ('uuid', 'cluster_id', 'resource_id', 'operation', 'status', 'status_reason',
               'tasks_done', 'tasks_failed', 'current_task', 'created_at',
               'started_at', 'finished_at')
 EVENT_FIELDS = ('event', 'task', 'host', 'failed', 'message', 'created_at')
-FEDERATION_LIST_FIELDS = ('uuid', 'name', 'hostcluster_id', 'member_ids', 'status',
-                          'status_reason', 'properties')
 
 
 def links(path):
@@ -42,7 +34,7 @@ def _stack_field(data, record):
 
 
 def cluster(record, faults=None, expand=True):
-    data = fields.project(fields.CLUSTER if expand else CLUSTER_LIST_FIELDS, record)
+    data = fields.project(fields.CLUSTER if expand else fields.CLUSTER_LISTED, record)
     _stack_field(data, record)
     if expand and record.get('status') in states.FAILED:
         data['faults'] = faults or {}
@@ -60,7 +52,7 @@ def _group_stack(data, record):
 
 def nodegroup(record, cluster_uuid, expand=True):
     if not expand:
-        return _group_stack(fields.project(NODEGROUP_LIST_FIELDS, record), record)
+        return _group_stack(fields.project(fields.NODEGROUP_LISTED, record), record)
     data = _group_stack(fields.project(fields.NODEGROUP, record, extra=('id',)), record)
     if g.version < (1, 14):
         data.pop('node_labels', None)
@@ -70,7 +62,7 @@ def nodegroup(record, cluster_uuid, expand=True):
 
 
 def federation(record, expand=True):
-    data = fields.project(fields.FEDERATION if expand else FEDERATION_LIST_FIELDS, record)
+    data = fields.project(fields.FEDERATION if expand else fields.FEDERATION_LISTED, record)
     data['links'] = links('federations/%s' % record['uuid'])
     return data
 

@@ -18,7 +18,7 @@ def _list(expand):
     return paging.listing(ctx.store(), 'federation', 'federations',
                           lambda r: views.federation(r, expand), scope=g.scope.owned,
                           path='federations' + ('/detail' if expand else ''),
-                          columns=None if expand else views.FEDERATION_LIST_FIELDS)
+                          columns=None if expand else fields.FEDERATION_LISTED)
 
 
 @bp.get('')

@@ -41,7 +41,7 @@ def _list(cluster_ident, expand):
         lambda r: views.nodegroup(r, cluster['uuid'], expand=expand), where=where,
         path='clusters/%s/nodegroups' % cluster['uuid'],
         extra={'role': where['role']} if 'role' in where else None,
-        columns=None if expand else views.NODEGROUP_LIST_FIELDS)
+        columns=None if expand else fields.NODEGROUP_LISTED)
 
 
 @bp.get('')

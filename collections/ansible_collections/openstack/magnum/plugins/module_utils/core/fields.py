@@ -75,6 +75,11 @@ CLUSTER_CREATE_INPUT = (
     'discovery_url', 'fixed_network', 'fixed_subnet', 'floating_ip_enabled',
     'master_lb_enabled', 'merge_labels', 'uuid')
 CLUSTER_UPDATABLE = ('node_count', 'health_status', 'health_status_reason')
+# What a list (not detail) shows of each record, as Magnum's.
+CLUSTER_LISTED = (
+    'uuid', 'name', 'cluster_template_id', 'keypair', 'docker_volume_size', 'labels',
+    'node_count', 'status', 'master_flavor_id', 'flavor_id', 'create_timeout',
+    'master_count', 'health_status', 'merge_labels')
 
 NODEGROUP = {
     'uuid': (STR, None), 'name': (STR, None), 'cluster_id': (STR, None),
@@ -92,6 +97,9 @@ NODEGROUP_CREATE_INPUT = (
     'name', 'docker_volume_size', 'labels', 'flavor_id', 'image_id', 'node_count', 'role',
     'min_node_count', 'max_node_count', 'merge_labels', 'node_labels', 'node_taints')
 NODEGROUP_UPDATABLE = ('min_node_count', 'max_node_count', 'node_labels', 'node_taints')
+NODEGROUP_LISTED = ('uuid', 'name', 'flavor_id', 'node_count', 'role', 'is_default',
+                    'image_id', 'status', 'stack_id', 'max_node_count', 'min_node_count',
+                    'merge_labels')
 
 FEDERATION = {
     'uuid': (STR, None), 'name': (STR, None), 'project_id': (STR, None),
@@ -100,6 +108,8 @@ FEDERATION = {
     'created_at': (STR, None), 'updated_at': (STR, None),
 }
 FEDERATION_UPDATABLE = ('member_ids', 'properties')
+FEDERATION_LISTED = ('uuid', 'name', 'hostcluster_id', 'member_ids', 'status',
+                     'status_reason', 'properties')
 
 QUOTA = {
     'id': (INT, None), 'project_id': (STR, None), 'resource': (STR, 'Cluster'),
