@@ -21,6 +21,7 @@ import jinja2
 import pytest
 import yaml
 
+from ansible_collections.openstack.magnum.plugins.filter.core import cluster_create_input
 from awx_standin import AwxStandIn, credential_type_errors, survey_errors
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,12 +105,15 @@ def test_each_job_template_runs_an_entry_playbook_with_a_valid_survey(name):
     spec = jt['related']['survey_spec']
     assert survey_errors(spec) == [], survey_errors(spec)
     assert jt['survey_enabled'] and jt['ask_credential_on_launch']
-    # Every question sets a variable the playbook (or the role it runs) reads.
+    # Every question sets a variable the playbook (or the role it runs) reads - by name, or
+    # as a create field the role takes from the play's variables (cluster_create_input).
     read = collection_playbook.read_text() + (
         REPO / 'collections/ansible_collections/openstack/magnum/roles/cluster_operation/tasks/'
         'main.yml').read_text()
+    taken = cluster_create_input(dict((item['variable'], 'answer') for item in spec['spec']))
+    assert 'openstack.magnum.cluster_create_input' in read or not taken
     for item in spec['spec']:
-        assert item['variable'] in read, (name, item['variable'])
+        assert item['variable'] in read or item['variable'] in taken, (name, item['variable'])
     hosts = ASSETS['inventory'][0]['related']['hosts']
     assert [h['name'] for h in hosts] == ['localhost']
     assert yaml.safe_load(hosts[0]['variables'])['ansible_connection'] == 'local'
