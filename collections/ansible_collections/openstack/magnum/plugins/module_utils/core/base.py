@@ -22,7 +22,8 @@ from ansible.module_utils.common.arg_spec import ModuleArgumentSpecValidator
 from ansible.module_utils.common.parameters import remove_values
 from ansible.module_utils.errors import UnsupportedError
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import labels, lifecycle, store
+from ansible_collections.openstack.magnum.plugins.module_utils.core import (
+    fields, labels, lifecycle, store)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 
 STORE_ARGS = dict(
@@ -135,4 +136,4 @@ class MagnumModule(object):
 
     def given(self, names):
         """The options among ``names`` the user set (not None)."""
-        return dict((k, self.params[k]) for k in names if self.params.get(k) is not None)
+        return fields.given_in(self.params, names)
