@@ -16,6 +16,17 @@ BLUEPRINTS = (root, clustertemplates, clusters, nodegroups, certificates, creds,
               mservices, federations, jobs, heat)
 
 
+def _jobs(settings, store):
+    """Where the API's jobs go: to the conductors over the transport, when there is one;
+    else to the conductor embedded in this process."""
+    if settings.transport_url:
+        from api.jobqueue import JobQueue
+        from api.messaging import ConductorClient
+        return JobQueue(settings, store, ConductorClient(settings.transport_url))
+    from api.executor import Executor
+    return Executor(settings, store)
+
+
 def create_app(settings=None):
     settings = settings or Settings()
     app = Flask(__name__)
@@ -29,8 +40,7 @@ def create_app(settings=None):
     app.extensions['magnum_policy'] = policy.make_enforcer(settings.policy_file)
     app.extensions['magnum_cloud_connections'] = cloud_connections.Connections()
     if settings.start_executor:
-        from api.executor import Executor
-        app.extensions['magnum_executor'] = Executor(settings, app.extensions['magnum_store'])
+        app.extensions['magnum_executor'] = _jobs(settings, app.extensions['magnum_store'])
     for module in BLUEPRINTS:
         app.register_blueprint(module.bp)
     errors.register(app)

@@ -1,4 +1,5 @@
-"""magnum-ansible-api: serve the Magnum v1 API and run jobs."""
+"""magnum-ansible-api: serve the Magnum v1 API and run jobs (or, given a transport, have
+magnum-ansible-conductor processes run them: api/conductor.py)."""
 
 import argparse
 import logging
@@ -8,33 +9,20 @@ import sys
 from api.settings import Settings
 
 
-def parse_args(argv=None):
-    defaults = Settings(start_executor=False)
-    parser = argparse.ArgumentParser(prog='magnum-ansible-api', description=__doc__)
-    parser.add_argument('--host', default='127.0.0.1', help='address to listen on')
-    parser.add_argument('--port', type=int, default=9511, help='port (default 9511)')
+def add_job_options(parser, defaults):
+    """The options of whatever opens the store and runs jobs: the API (with its embedded
+    conductor) and magnum-ansible-conductor alike."""
     parser.add_argument('--db', default=defaults.db_url,
                         help='store URL: sqlite:///path or postgresql://... '
                              '(default: $MAGNUM_DB_URL or a SQLite file under the '
                              'user data directory)')
+    parser.add_argument('--transport-url', default=defaults.transport_url,
+                        help="oslo.messaging URL of the conductors' broker "
+                             "(rabbit://user:password@host:5672/; default "
+                             "$MAGNUM_TRANSPORT_URL). The API given one runs no job itself: "
+                             "magnum-ansible-conductor processes do")
     parser.add_argument('--workers', type=int, default=2,
                         help='concurrent playbook runs (default 2)')
-    parser.add_argument('--threads', type=int, default=8, help='HTTP worker threads')
-    parser.add_argument('--default-project', default=defaults.default_project,
-                        help='project of requests without X-Project-Id (noauth)')
-    parser.add_argument('--default-roles', default=','.join(defaults.default_roles),
-                        help='roles of requests without X-Roles (noauth)')
-    parser.add_argument('--auth', default='noauth', choices=['noauth', 'keystone'],
-                        help='noauth (identity from X-Project-Id / X-Roles headers) or '
-                             'keystone (X-Auth-Token validated by keystonemiddleware)')
-    parser.add_argument('--keystone-cloud', default=defaults.keystone_cloud,
-                        help='with --auth keystone: the clouds.yaml cloud of the service '
-                             'user that validates tokens (default $MAGNUM_KEYSTONE_CLOUD)')
-    parser.add_argument('--policy-file', default=defaults.policy_file,
-                        help="a Magnum policy.yaml (or JSON) overriding the default rules "
-                             "(Magnum's names and defaults; default $MAGNUM_POLICY_FILE)")
-    parser.add_argument('--cluster-user-trust', action='store_true',
-                        help="allow cloud_provider_enabled (Magnum's cluster_user_trust)")
     parser.add_argument('--runner-dir', default=str(defaults.runner_dir),
                         help='where each job gets its private ansible-runner directory')
     parser.add_argument('--project-dir', default=str(defaults.project_dir),
@@ -59,12 +47,48 @@ def parse_args(argv=None):
                         help='Fernet keys, one per line, that seal CA private keys and '
                              'cluster credentials in the store: the first seals, all unseal '
                              '(default $MAGNUM_SECRET_KEY_FILE; none: stored as they are)')
+    parser.add_argument('--debug', action='store_true')
+
+
+def job_settings(args, **more):
+    """Settings from the options add_job_options added (and ``more``)."""
+    from pathlib import Path
+    return Settings(
+        db_url=args.db, transport_url=args.transport_url, workers=args.workers,
+        runner_dir=Path(args.runner_dir), project_dir=Path(args.project_dir),
+        playbooks_dir=Path(args.project_dir) / 'playbooks', provider=args.provider,
+        health_interval=args.health_interval, health_workers=args.health_workers,
+        auto_healing_grace=args.auto_healing_grace, secret_key_file=args.secret_key_file,
+        heartbeat_interval=min(10.0, args.health_interval or 10.0), **more)
+
+
+def parse_args(argv=None):
+    defaults = Settings(start_executor=False)
+    parser = argparse.ArgumentParser(prog='magnum-ansible-api', description=__doc__)
+    parser.add_argument('--host', default='127.0.0.1', help='address to listen on')
+    parser.add_argument('--port', type=int, default=9511, help='port (default 9511)')
+    add_job_options(parser, defaults)
+    parser.add_argument('--threads', type=int, default=8, help='HTTP worker threads')
+    parser.add_argument('--default-project', default=defaults.default_project,
+                        help='project of requests without X-Project-Id (noauth)')
+    parser.add_argument('--default-roles', default=','.join(defaults.default_roles),
+                        help='roles of requests without X-Roles (noauth)')
+    parser.add_argument('--auth', default='noauth', choices=['noauth', 'keystone'],
+                        help='noauth (identity from X-Project-Id / X-Roles headers) or '
+                             'keystone (X-Auth-Token validated by keystonemiddleware)')
+    parser.add_argument('--keystone-cloud', default=defaults.keystone_cloud,
+                        help='with --auth keystone: the clouds.yaml cloud of the service '
+                             'user that validates tokens (default $MAGNUM_KEYSTONE_CLOUD)')
+    parser.add_argument('--policy-file', default=defaults.policy_file,
+                        help="a Magnum policy.yaml (or JSON) overriding the default rules "
+                             "(Magnum's names and defaults; default $MAGNUM_POLICY_FILE)")
+    parser.add_argument('--cluster-user-trust', action='store_true',
+                        help="allow cloud_provider_enabled (Magnum's cluster_user_trust)")
     parser.add_argument('--new-secret-key', action='store_true',
                         help='print a new key for the key file and exit')
     parser.add_argument('--reseal-secrets', action='store_true',
                         help="seal every secret in the store with the key file's first key "
                              '(after setting a key file or putting a new key first) and exit')
-    parser.add_argument('--debug', action='store_true')
     return parser.parse_args(argv)
 
 
@@ -96,23 +120,15 @@ def main(argv=None):
         return done
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s: %(message)s')
-    from pathlib import Path
-
     from waitress import serve
 
     from api.app import create_app
     from api.core import errors
-    settings = Settings(
-        db_url=args.db, workers=args.workers, default_project=args.default_project,
+    settings = job_settings(
+        args, default_project=args.default_project,
         default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
         auth_strategy=args.auth, keystone_cloud=args.keystone_cloud,
-        cluster_user_trust=args.cluster_user_trust, runner_dir=Path(args.runner_dir),
-        project_dir=Path(args.project_dir), provider=args.provider,
-        health_interval=args.health_interval, health_workers=args.health_workers,
-        auto_healing_grace=args.auto_healing_grace,
-        secret_key_file=args.secret_key_file, policy_file=args.policy_file,
-        heartbeat_interval=min(10.0, args.health_interval or 10.0),
-        playbooks_dir=Path(args.project_dir) / 'playbooks')
+        cluster_user_trust=args.cluster_user_trust, policy_file=args.policy_file)
     try:
         app = create_app(settings)
     except errors.MagnumError as exc:  # a store or key file that cannot be used

@@ -1,10 +1,18 @@
-"""Jobs: every mutating operation is one playbook run through ansible-runner.
+"""The conductor: it runs jobs - each one playbook run through ansible-runner - and
+the clusters' health rounds.
 
-A bounded pool of worker threads runs jobs (queued jobs are rows and pool
-entries, not processes). Each job has a private data dir; runner events stream
-into the job record; ``create_timeout`` ends an overrunning create; a delete
-cancels what runs on its cluster. A heartbeat thread keeps this service's row
-fresh and fails the jobs of services that died.
+Jobs are rows (api/jobqueue.py records them): a conductor with a free worker claims
+the oldest one it may run (one job at a time per cluster, across every conductor) when
+it is told of one, when one of its own ends, and at each heartbeat - so a word lost,
+or a conductor that was down, loses no job. Each job has a private data dir; runner
+events stream into the job record; ``create_timeout`` ends an overrunning create; a
+delete cancels what runs on its cluster. A heartbeat thread keeps this conductor's row
+fresh and fails the running jobs of conductors that died. Health rounds are spread
+over the live conductors by a consistent hash ring (api/health_ring.py).
+
+With no transport configured, the API runs one in its own process (the embedded
+conductor: it is told of jobs directly); else ``magnum-ansible-conductor``
+(api/conductor.py) runs it, told over oslo.messaging.
 """
 
 import logging
@@ -18,12 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ansible_runner
 
-from api import auth_cache, credentials, extravars as extravars_mod
+from api import auth_cache, credentials, extravars as extravars_mod, health_ring
 from api.core import errors, failures, healing, lifecycle
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
 from api.core import store as store_mod
+from api.jobqueue import JobQueue
 from api.private_files import write_private
 
 LOG = logging.getLogger(__name__)
@@ -31,17 +40,18 @@ DEFAULT_TIMEOUT_MINUTES = 180
 STORE_URL_NAME = 'store-url'   # a run's file of the store's URL (MAGNUM_DB_URL_FILE)
 
 
-class Executor:
+class Executor(JobQueue):
+    """A conductor; as a JobQueue, the jobs it records itself (an API's embedded
+    conductor, the healer's resizes) are its own to tell of."""
+
     def __init__(self, settings, store):
-        self.settings = settings
-        self.store = store
-        self.jobs = jobs_mod.Jobs(store)
+        super().__init__(settings, store, conductors=self)
         self.pool = ThreadPoolExecutor(max_workers=max(1, settings.workers),
                                        thread_name_prefix='magnum-job')
         self.service_id = self.jobs.register_service()
-        self._cluster_locks = {}
         self._running = set()  # uuids of the jobs whose playbooks run in this process
-        self._locks_guard = threading.Lock()
+        self._claiming = threading.Lock()
+        self._busy = 0  # jobs claimed by this conductor and not ended
         self._stop = threading.Event()
         # Health checks get their own threads so they never hold up operations.
         self._health_pool = ThreadPoolExecutor(max_workers=max(1, settings.health_workers),
@@ -53,50 +63,51 @@ class Executor:
         self._beat = threading.Thread(target=self._heartbeat, name='magnum-heartbeat',
                                       daemon=True)
         self._beat.start()
+        self.take_jobs()  # what was queued while no conductor ran
 
-    # ------------------------------------------------------------- public
-    def submit(self, operation, playbook, extravars, cluster_id=None, resource_id=None,
-               timeout=None):
-        """Record a job and run it once recorded: inside a store transaction (the
-        operation's status change), the job is part of it and starts after its commit."""
-        job = self.jobs.create(operation, playbook, extravars, cluster_id=cluster_id,
-                               resource_id=resource_id, timeout=timeout,
-                               service_id=self.service_id)
-        self.store.after_commit(lambda: self.pool.submit(self._run_guarded, job['uuid']))
-        return job
+    # ------------------------------------------------- what it is told
+    def job_queued(self, job_uuid=None):
+        """A job was recorded (by an API, or the healer): take what this conductor has
+        workers for. The word names a job, but any may be the one taken: claims go
+        oldest first."""
+        self.take_jobs()
 
-    def submit_resize(self, cluster, group, node_count, nodes_to_remove):
-        return self.submit('resize', 'cluster_resize.yml', {
-            'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid'],
-            'node_count': node_count, 'nodes_to_remove': nodes_to_remove or []},
-            cluster_id=cluster['uuid'], resource_id=group['uuid'])
-
-    def delete_pending(self, cluster_id=None, resource_id=None):
-        """Whether a delete of this cluster (or federation) is queued or running."""
-        records = self.jobs.for_cluster(cluster_id, active_only=True) if cluster_id else \
-            self.jobs.for_resource(resource_id, active_only=True)
-        return any(job['operation'] in ('delete', 'federation_delete') for job in records)
-
-    def cancel_cluster_jobs(self, cluster_id):
-        """A delete: the cluster's jobs are cancelled and its health round on this host
-        ends (it would wait on servers that are going)."""
-        self.jobs.request_cancel(cluster_id)
-        self._end_health_round(cluster_id)
-
-    def _end_health_round(self, cluster_uuid):
+    def end_health_round(self, cluster_uuid):
         """Kill the process tree of the cluster's health round on this host (its runs name
         their private directory, runner_dir/health/<cluster uuid>)."""
         kill_job_processes(str(self.settings.runner_dir / 'health' / cluster_uuid))
 
+    def take_jobs(self):
+        """Claim queued jobs while this conductor has free workers; each runs at once.
+        Returns the uuids claimed."""
+        taken = []
+        with self._claiming:
+            while not self._stop.is_set() and self._busy < self.pool._max_workers:
+                try:
+                    job = self.jobs.claim_next(self.service_id)
+                except Exception:  # the store is away: the next look tries again
+                    LOG.exception('could not claim a job')
+                    break
+                if job is None:
+                    break
+                try:
+                    self.pool.submit(self._run_claimed, job['uuid'])
+                except RuntimeError:  # shutting down meanwhile: the job is anyone's again
+                    self.jobs.release(job['uuid'], self.service_id)
+                    break
+                self._busy += 1
+                taken.append(job['uuid'])
+        return taken
+
     def shutdown(self, wait=False):
-        """Stop: queued jobs do not start, running ones and health rounds are ended with
-        their whole process trees (another service's reaper, or this one's next start,
-        fails the jobs)."""
+        """Stop: no job is claimed any more, running ones and health rounds are ended
+        with their whole process trees (another conductor's reaper, or this one's next
+        start, fails the jobs; the queued ones stay for whoever claims them)."""
         self._stop.set()
         for job_uuid in list(self._running):
             kill_job_processes(job_uuid)
         for cluster_uuid in list(self._health_pending):
-            self._end_health_round(cluster_uuid)
+            self.end_health_round(cluster_uuid)
         self._health_pool.shutdown(wait=wait, cancel_futures=True)
         self.pool.shutdown(wait=wait, cancel_futures=True)
         self.jobs.stop_service(self.service_id)
@@ -107,6 +118,7 @@ class Executor:
             try:
                 self.jobs.heartbeat(self.service_id)
                 self._reap()
+                self.take_jobs()
                 self._schedule_health()
                 self.sweep_credentials()
             except Exception:  # keep beating whatever one round did
@@ -120,22 +132,16 @@ class Executor:
             kill_job_processes(job_uuid)
         return reaped
 
-    def sweep_credentials(self):
-        """Revoke the clusters' credentials that nothing uses any more."""
-        try:
-            return credentials.sweep(self.settings, self.store, lambda cluster_uuid: bool(
-                self.jobs.for_cluster(cluster_uuid, active_only=True)))
-        except Exception:  # the next sweep tries again
-            LOG.exception('credential sweep failed')
-            return []
-
     def _schedule_health(self):
-        """Every health_interval, refresh the health of settled clusters."""
+        """Every health_interval, refresh the health of the settled clusters that are
+        this conductor's share (api/health_ring.py)."""
         if not self.settings.health_interval or time.monotonic() < self._health_due:
             return
         self._health_due = time.monotonic() + self.settings.health_interval
+        ring = health_ring.Ring(self.jobs.live_services(), self.service_id)
         for cluster in self.store.find('cluster'):
-            if cluster['status'] in states.COMPLETE and cluster['uuid'] not in self._health_pending:
+            if cluster['status'] in states.COMPLETE and ring.is_mine(cluster['uuid']) and \
+                    cluster['uuid'] not in self._health_pending:
                 self._health_pending.add(cluster['uuid'])
                 self._health_pool.submit(self._run_health, cluster['uuid'])
 
@@ -215,16 +221,17 @@ class Executor:
                                           own_cloud))
         return env
 
-    def _cluster_lock(self, cluster_id):
-        with self._locks_guard:
-            return self._cluster_locks.setdefault(cluster_id, threading.Lock())
+    def _run_claimed(self, job_uuid):
+        try:
+            self._run_guarded(job_uuid)
+        finally:
+            with self._claiming:
+                self._busy -= 1
+            self.take_jobs()  # a worker is free, and the cluster's next job may run
 
     def _run_guarded(self, job_uuid):
         try:
-            job = self.jobs.get(job_uuid)
-            lock = self._cluster_lock(job.get('cluster_id') or job.get('resource_id') or job_uuid)
-            with lock:  # one job at a time per cluster (or federation)
-                self._run(job)
+            self._run(self.jobs.get(job_uuid))
         except Exception as exc:
             LOG.exception('job %s crashed', job_uuid)
             reason = 'Job %s crashed in the executor: %s' % (job_uuid, exc)
@@ -232,9 +239,8 @@ class Executor:
             jobs_mod.fail_operation(self.store, self.jobs.get(job_uuid), reason)
 
     def _run(self, job):
+        """Run a job this conductor claimed (it is RUNNING under this conductor)."""
         job_uuid = job['uuid']
-        if not self.jobs.start(job_uuid):
-            return
         if self.jobs.cancel_requested(job_uuid):
             self.jobs.finish(job_uuid, jobs_mod.CANCELED, 'Canceled before it started.')
             return

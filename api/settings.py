@@ -40,7 +40,12 @@ class Settings:
     # condition not True in every health round) before it is replaced (module_utils/core/healing.py;
     # magnum-auto-healer's default unhealthy duration).
     auto_healing_grace: float = 300.0
+    # Record jobs, and run them: with start_executor and no transport_url, in this process
+    # (the embedded conductor); with a transport_url, magnum-ansible-conductor processes
+    # run them, told over oslo.messaging (api/messaging.py).
     start_executor: bool = True
+    # oslo.messaging's URL of the conductors' broker (rabbit://user:password@host:5672/).
+    transport_url: str = field(default_factory=lambda: os.environ.get('MAGNUM_TRANSPORT_URL', ''))
     # Infrastructure provider of the clusters: docker (local nodes), openstack or none.
     provider: str = field(default_factory=lambda: os.environ.get('MAGNUM_PROVIDER', 'docker'))
     # The clouds.yaml cloud of the openstack provider.

@@ -412,6 +412,68 @@ def test_the_command_line_makes_keys_reseals_and_refuses_an_unusable_key_file(
         assert refused.returncode == 1 and 'not a Fernet key' in refused.stderr, refused.stderr
 
 
+def test_conductors_claim_each_job_once_one_per_cluster_oldest_first(db_url):
+    """Jobs are rows: four conductors claim at once, round after round, from three
+    clusters' queues - every job is run by one of them, never two, each cluster runs
+    one job at a time, in the order its jobs were recorded."""
+    import threading
+    store = store_mod.Store(db_url)
+    records = jobs.Jobs(store)
+    recorded = dict((c, [records.create('resize', 'cluster_resize.yml', {}, cluster_id=c)['uuid']
+                         for _ in range(4)]) for c in ('c1', 'c2', 'c3'))
+    conductors = [records.register_service() for _ in range(4)]
+    claimed, order = [], dict((c, []) for c in recorded)
+    while len(claimed) < 12:
+        barrier = threading.Barrier(len(conductors))
+        got = []
+
+        def claim(service_id):
+            barrier.wait()
+            got.append(records.claim_next(service_id))
+
+        threads = [threading.Thread(target=claim, args=(s,)) for s in conductors]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        running = [job for job in got if job]
+        # at most one job per cluster at a time: three clusters, three jobs of four claims
+        assert len(running) == 3 and len(set(j['cluster_id'] for j in running)) == 3
+        assert all(j['status'] == jobs.RUNNING and j['service_id'] in conductors
+                   for j in running)
+        for job in running:
+            claimed.append(job['uuid'])
+            order[job['cluster_id']].append(job['uuid'])
+            records.finish(job['uuid'], jobs.SUCCESSFUL)
+    assert len(set(claimed)) == 12 and order == recorded
+    assert records.claim_next(conductors[0]) is None
+    # a claimed job never started (its conductor was stopping) is anyone's again
+    again = records.create('delete', 'cluster_delete.yml', {}, cluster_id='c1')
+    assert records.claim_next(conductors[0])['uuid'] == again['uuid']
+    records.release(again['uuid'], conductors[0])
+    assert records.claim_next(conductors[1])['service_id'] == conductors[1]
+
+
+def test_a_dead_conductors_running_job_fails_naming_it_its_queued_one_is_anyones(db_url):
+    store, _tpl = make(db_url)
+    records = jobs.Jobs(store)
+    dead, alive = records.register_service(), records.register_service()
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    running = records.create('create', 'cluster_create.yml', {}, cluster_id=cluster['uuid'])
+    assert records.claim_next(dead)['uuid'] == running['uuid']
+    # a queued job a service held (as jobs were recorded before conductors claimed them)
+    held = records.create('resize', 'cluster_resize.yml', {}, cluster_id='c2',
+                          service_id=dead)
+    records.stop_service(dead)
+    assert records.reap_orphans(own_service_id=alive) == [running['uuid']]
+    reason = records.get(running['uuid'])['status_reason']
+    assert 'orphaned' in reason and 'magnum-conductor on ' in reason and 'pid ' in reason
+    assert store.get('cluster', 'c1')['status'] == states.CREATE_FAILED
+    assert records.get(held['uuid'])['service_id'] is None
+    assert records.claim_next(alive)['uuid'] == held['uuid']
+
+
 def test_orphaned_jobs_fail_their_cluster(db_url):
     store, _tpl = make(db_url)
     cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},

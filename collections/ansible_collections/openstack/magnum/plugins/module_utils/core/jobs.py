@@ -4,9 +4,13 @@
 """Job and service records in the store.
 
 A job is one playbook run for one operation. Services are the processes that
-run jobs (reported as ``magnum-conductor`` by ``/v1/mservices``); each one
-heartbeats, and jobs whose service stopped heartbeating are orphans: they are
-failed with a reason, and their cluster leaves ``*_IN_PROGRESS``.
+run jobs (conductors, reported as ``magnum-conductor`` by ``/v1/mservices``).
+Jobs are rows first: a job is recorded QUEUED and held by no service; a
+conductor with a free worker claims the oldest one it may run (``claim_next``:
+one compare-and-set, so a message told twice or to every conductor runs it
+once), which makes it RUNNING under that service. Each service heartbeats;
+the RUNNING jobs of one that stopped are orphans: failed with a reason, and
+their cluster leaves ``*_IN_PROGRESS``.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -90,6 +94,39 @@ class Jobs(object):
         with self.store.write() as conn:
             conn.execute(self.t.update().where(self.t.c.uuid == uuid).values(**values))
 
+    def claim_next(self, service_id):
+        """The oldest QUEUED job no service holds whose cluster (or federation) runs no
+        other job, made RUNNING under ``service_id`` - or None. One job at a time per
+        cluster, in the order they were recorded, across every conductor: claims are
+        one transaction under one lock (PostgreSQL; SQLite's writes exclude each
+        other whole)."""
+        queued, running = self.t, self.t.alias('running')
+
+        def key(table):
+            return sa.func.coalesce(table.c.cluster_id, table.c.resource_id, table.c.uuid)
+
+        busy = sa.select(running.c.id).where(running.c.status == RUNNING,
+                                             key(running) == key(queued))
+        with self.store.write(lock='magnum-job-claim') as conn:
+            found = conn.execute(sa.select(queued.c.uuid).where(
+                queued.c.status == QUEUED, queued.c.service_id.is_(None), ~sa.exists(busy))
+                .order_by(queued.c.id).limit(1)).first()
+            if found is None:
+                return None
+            conn.execute(self.t.update().where(
+                self.t.c.uuid == found.uuid, self.t.c.status == QUEUED).values(
+                    status=RUNNING, service_id=service_id, started_at=utcnow(),
+                    updated_at=utcnow()))
+        return self.get(found.uuid)
+
+    def release(self, uuid, service_id):
+        """Give back a job ``service_id`` claimed and never started: QUEUED, no one's."""
+        with self.store.write() as conn:
+            conn.execute(self.t.update().where(
+                self.t.c.uuid == uuid, self.t.c.status == RUNNING,
+                self.t.c.service_id == service_id).values(
+                    status=QUEUED, service_id=None, started_at=None, updated_at=utcnow()))
+
     def start(self, uuid):
         """QUEUED -> RUNNING; False when the job was canceled meanwhile."""
         with self.store.write() as conn:
@@ -157,6 +194,11 @@ class Jobs(object):
             conn.execute(self.svc.update().where(self.svc.c.id == service_id).values(
                 stopped=True, updated_at=utcnow()))
 
+    def live_services(self, binary=BINARY):
+        """The ids of the services of ``binary`` that are up, in order."""
+        return [s['id'] for s in self.services() if s['state'] == 'up' and
+                s['binary'] == binary]
+
     def services(self):
         with self.store.read() as conn:
             rows = [dict(r._mapping) for r in conn.execute(
@@ -184,7 +226,9 @@ class Jobs(object):
 
     # ------------------------------------------------------------- orphans
     def reap_orphans(self, own_service_id=None):
-        """Fail the jobs of dead services and end their clusters' operations.
+        """Fail the running jobs of dead services and end their clusters' operations; a
+        queued job a dead service held (one recorded before jobs were claimed) is given
+        back to every conductor.
 
         Returns the uuids of the jobs it failed.
         """
@@ -198,14 +242,27 @@ class Jobs(object):
             if sid == own_service_id:
                 continue
             service = services.get(sid)
-            if service is not None and service['state'] == 'up':
+            if sid is None or (service is not None and service['state'] == 'up'):
                 continue
-            reason = ("Job %s (%s) was orphaned: the service running it stopped "
-                      "(crash or restart) before it ended." % (job['uuid'], job['operation']))
+            if job['status'] == QUEUED:
+                with self.store.write() as conn:
+                    conn.execute(self.t.update().where(
+                        self.t.c.uuid == job['uuid'], self.t.c.status == QUEUED,
+                        self.t.c.service_id == sid).values(service_id=None))
+                continue
+            reason = ("Job %s (%s) was orphaned: the %s running it stopped (crash or "
+                      "restart) before it ended." % (job['uuid'], job['operation'],
+                                                     _service_name(service)))
             self.finish(job['uuid'], FAILED, reason)
             fail_operation(self.store, job, reason)
             reaped.append(job['uuid'])
         return reaped
+
+
+def _service_name(service):
+    if not service:
+        return 'service'
+    return '%s on %s (pid %s)' % (service['binary'], service['host'], service['pid'])
 
 
 def fail_operation(store, job, reason):
