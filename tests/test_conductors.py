@@ -1,6 +1,7 @@
 """An API and two magnum-ansible-conductor processes on real RabbitMQ and PostgreSQL:
-operations spread over both, a word told twice (or to both) runs nothing twice, and a
-conductor killed mid-job leaves nothing stuck, its queued work done by the other."""
+operations spread over both, a word told twice (or to both) runs nothing twice, a word
+lost loses no job, and a conductor killed mid-job leaves nothing stuck, its queued work
+done by the other."""
 
 import os
 import subprocess
@@ -9,7 +10,7 @@ import pytest
 import requests
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import jobs, store as store_mod
-from conftest import BIN, ApiServer, api_settled, store_url, wait_for
+from conftest import BIN, ApiServer, api_settled, free_port, store_url, wait_for
 
 TRANSPORT_URL = os.environ.get('MAGNUM_TEST_TRANSPORT_URL')
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
@@ -94,7 +95,19 @@ def test_two_conductors_share_the_jobs_once_each_and_survive_one_killed(project,
             for job in ran + [job_of('last')]:
                 assert runs_of(job['uuid'], conductors) == 1, job
             assert records.get(ran[0]['uuid'])['finished_at'] == ran[0]['finished_at']
-            # 3. kill -9 the conductor running a long create while the other runs one and
+            # 3. an API whose word never reaches a conductor (its broker is away): the job
+            # is a row, and a conductor's next look at the store takes it
+            deaf = ApiServer(db_url, project, tmp_path, args=[
+                '--transport-url', 'rabbit://guest:guest@127.0.0.1:%d/' % free_port(),
+                '--health-interval', '0']).start()
+            try:
+                answer = requests.post(deaf.url + '/v1/clusters', headers=LATEST, timeout=30,
+                                       json={'name': 'unheard', 'cluster_template_id': 'tpl'})
+                assert answer.status_code == 202, answer.text
+                assert api_settled(api.url, '/v1/clusters/unheard') == 'CREATE_COMPLETE'
+            finally:
+                deaf.stop()
+            # 4. kill -9 the conductor running a long create while the other runs one and
             # a third waits for a worker
             post('/v1/clusters', {'name': 'slow', 'cluster_template_id': 'tpl',
                                   'labels': {'test_sleep': '600'}})
