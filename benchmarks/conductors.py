@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): operations spread over magnum-ansible-conductor processes.
+
+Two API processes (--transport-url: they run no job) and 1, 2, then 3 conductors, each in
+a network namespace of its own (it reaches RabbitMQ and PostgreSQL through its own veth
+pair, as another machine would through the network), on one PostgreSQL database and one
+RabbitMQ. Each phase sends N cluster creates at once (50 client threads, the two APIs in
+turn) on the no-op driver (the tests' fixture driver in place of the kubernetes role,
+--provider none: every create a whole job - ansible-runner, ansible-playbook, the
+status bookkeeping - that touches no node) and prints:
+
+  - accepted p50/p99 (ms): the API's 202, the job recorded and told to the conductors;
+  - completed per minute, and the ratio of 3 conductors to 1;
+  - CPU-seconds per operation (the conductors' processes and the playbook runs they
+    waited for);
+  - how the jobs spread over the conductors.
+
+Then, with 3 conductors, kill -9 one of them while N creates run: operations lost
+(accepted, then no record) and stuck (still *_IN_PROGRESS once the others are done) -
+goal 0 both - the killed one's running jobs failed (orphaned, retryable) and how long
+after the kill they were; and the share of 5 000 clusters' health rounds each live
+conductor takes (the ring every conductor computes), before and after the kill.
+
+Needs root (ip netns), PostgreSQL and RabbitMQ on this host; run from the checkout:
+
+    python3 benchmarks/conductors.py [--operations N] [--conductors 1,2,3] [--workers W]
+        [--pg-url URL] [--transport-url URL]
+
+(defaults: 1000, 1,2,3, 2; $MAGNUM_TEST_PG_URL, $MAGNUM_TEST_TRANSPORT_URL). Everything
+it made (databases, namespaces, processes, its work directory) is removed at the end.
+"""
+
+import argparse
+import asyncio
+import datetime
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import requests
+import sqlalchemy as sa
+
+TOP = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(TOP), str(TOP / 'collections')]
+from api.health_ring import Ring  # noqa: E402
+from ansible_collections.openstack.magnum.plugins.module_utils.core import (  # noqa: E402
+    jobs as jobs_mod, store as store_mod)
+from swarm_local import start_api  # noqa: E402
+
+HEADERS = {'OpenStack-API-Version': 'container-infra latest'}
+TEMPLATE = {'name': 'noop', 'coe': 'kubernetes', 'image_id': 'debian-12',
+            'external_network_id': 'public', 'keypair_id': 'default'}
+TICKS = os.sysconf('SC_CLK_TCK')
+BIN = Path(sys.executable).parent
+PER_PROJECT = 20  # Magnum's default cluster quota
+
+
+def no_op_project(dest):
+    """A copy of the checkout whose kubernetes role is the tests' fixture driver."""
+    for name in ('playbooks', 'inventory', 'ansible.cfg'):
+        src = TOP / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    shutil.copytree(TOP / 'collections', dest / 'collections',
+                    ignore=shutil.ignore_patterns('output', '__pycache__'))
+    role = dest / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
+    shutil.rmtree(role)
+    shutil.copytree(TOP / 'tests/fixtures/test_driver_role', role)
+    return dest
+
+
+def database(pg_url):
+    name = 'magnum_bench_%s' % uuid.uuid4().hex[:8]
+    admin = sa.create_engine(pg_url, isolation_level='AUTOCOMMIT')
+    with admin.connect() as conn:
+        conn.execute(sa.text('CREATE DATABASE %s' % name))
+
+    def drop():
+        with admin.connect() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                 "WHERE datname = :n AND pid <> pg_backend_pid()"), {'n': name})
+            conn.execute(sa.text('DROP DATABASE IF EXISTS %s' % name))
+    return pg_url.rsplit('/', 1)[0] + '/' + name, drop
+
+
+def moved(url, host, port):
+    """``url`` with its host and port replaced (the same server, seen from a namespace)."""
+    parts = urlsplit(url)
+    auth = parts.netloc.rsplit('@', 1)[0] + '@' if '@' in parts.netloc else ''
+    return urlunsplit(parts._replace(netloc='%s%s:%d' % (auth, host, port)))
+
+
+class Relay:
+    """TCP relays from each namespace's host-side address to the broker and the store
+    (they listen on the loopback address only, as a stock install does)."""
+
+    def __init__(self):
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def add(self, host, port, target_port):
+        async def pipe(reader, writer):
+            try:
+                while True:
+                    data = await reader.read(65536)
+                    if not data:
+                        break
+                    writer.write(data)
+                    await writer.drain()
+            except OSError:
+                pass
+            finally:
+                writer.close()
+
+        async def handle(reader, writer):
+            try:
+                up_reader, up_writer = await asyncio.open_connection('127.0.0.1', target_port)
+            except OSError:
+                writer.close()
+                return
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+        asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(handle, host, port), self.loop).result(10)
+
+
+class Conductor:
+    """magnum-ansible-conductor in network namespace ``mbench-<n>``."""
+
+    def __init__(self, n, workdir, project, db_url, transport_url, workers, relay):
+        self.name, self.ns = 'c%d' % n, 'mbench-%d' % n
+        host, inside = '10.250.%d.1' % n, '10.250.%d.2' % n
+        for cmd in (['ip', 'netns', 'add', self.ns],
+                    ['ip', 'link', 'add', 'mbh%d' % n, 'type', 'veth', 'peer', 'name', 'mbn%d' % n],
+                    ['ip', 'link', 'set', 'mbn%d' % n, 'netns', self.ns],
+                    ['ip', 'addr', 'add', host + '/30', 'dev', 'mbh%d' % n],
+                    ['ip', 'link', 'set', 'mbh%d' % n, 'up'],
+                    ['ip', 'netns', 'exec', self.ns, 'ip', 'addr', 'add', inside + '/30',
+                     'dev', 'mbn%d' % n],
+                    ['ip', 'netns', 'exec', self.ns, 'ip', 'link', 'set', 'mbn%d' % n, 'up'],
+                    ['ip', 'netns', 'exec', self.ns, 'ip', 'link', 'set', 'lo', 'up']):
+            subprocess.run(cmd, check=True, capture_output=True)
+        for port in (urlsplit(db_url).port or 5432, urlsplit(transport_url).port or 5672):
+            relay.add(host, port, port)
+        self.proc = subprocess.Popen(
+            ['ip', 'netns', 'exec', self.ns, str(BIN / 'magnum-ansible-conductor'),
+             '--name', self.name, '--workers', str(workers), '--provider', 'none',
+             '--db', moved(db_url, host, urlsplit(db_url).port or 5432),
+             '--transport-url', moved(transport_url, host, urlsplit(transport_url).port or 5672),
+             '--project-dir', str(project), '--runner-dir', str(workdir / ('jobs-' + self.name)),
+             '--health-interval', '0'],
+            stdout=open(workdir / ('%s.log' % self.name), 'ab'), stderr=subprocess.STDOUT,
+            env=dict(os.environ, XDG_DATA_HOME=str(workdir / 'data')))
+
+    def cpu(self):
+        """CPU-seconds of the conductor and the processes it waited for."""
+        fields = Path('/proc/%d/stat' % self.proc.pid).read_text().rsplit(')', 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / TICKS
+
+    def stop(self, kill=False):
+        if self.proc.poll() is None:
+            (self.proc.kill if kill else self.proc.terminate)()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def remove(self):
+        self.stop(kill=True)
+        subprocess.run(['ip', 'netns', 'delete', self.ns], capture_output=True)
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def send_creates(urls, prefix, count):
+    """``count`` creates at once; returns the names accepted and their latencies (s)."""
+    def create(i):
+        body = {'name': '%s-%d' % (prefix, i), 'cluster_template_id': TEMPLATE['name']}
+        headers = dict(HEADERS, **{'X-Project-Id': '%s-p%d' % (prefix, i // PER_PROJECT),
+                                   'X-Roles': 'admin,member'})
+        start = time.monotonic()
+        answer = requests.post(urls[i % len(urls)] + '/clusters', json=body, headers=headers,
+                               timeout=120)
+        return body['name'], answer.status_code, time.monotonic() - start
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        results = list(pool.map(create, range(count)))
+    refused = [r for r in results if r[1] != 202]
+    if refused:
+        print('  refused: %d (first: %s)' % (len(refused), refused[0]))
+    return [r[0] for r in results if r[1] == 202], [r[2] for r in results if r[1] == 202]
+
+
+def statuses(store, prefix):
+    table = store.t['clusters']
+    with store.read() as conn:
+        return dict(conn.execute(sa.select(table.c.name, table.c.status).where(
+            table.c.name.like(prefix + '-%'))).all())
+
+
+def wait_settled(store, prefix, names, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = statuses(store, prefix)
+        if all(name in found and 'IN_PROGRESS' not in found[name] for name in names):
+            return found
+        time.sleep(1)
+    return statuses(store, prefix)
+
+
+def spread(store, prefix):
+    """Jobs per conductor (by name) of the clusters named ``prefix-*``."""
+    jobs, clusters = store.t['jobs'], store.t['clusters']
+    services = store.t['services']
+    with store.read() as conn:
+        rows = conn.execute(sa.select(services.c.id, services.c.pid, sa.func.count())
+                            .select_from(jobs.join(clusters, jobs.c.cluster_id == clusters.c.uuid)
+                                         .join(services, jobs.c.service_id == services.c.id))
+                            .where(clusters.c.name.like(prefix + '-%'))
+                            .group_by(services.c.id, services.c.pid)).all()
+    return sorted(row[2] for row in rows)
+
+
+def phase(store, urls, conductors, prefix, count):
+    cpu0 = sum(c.cpu() for c in conductors)
+    start = time.monotonic()
+    names, accepted = send_creates(urls, prefix, count)
+    found = wait_settled(store, prefix, names, timeout=count * 10)
+    wall = time.monotonic() - start
+    cpu = sum(c.cpu() for c in conductors) - cpu0
+    done = [n for n in names if found.get(n, '').endswith(('_COMPLETE', '_FAILED'))]
+    print('%d conductor(s): %d accepted, p50 %.0f ms, p99 %.0f ms; %d ended in %.1f s: '
+          '%.1f per minute; %.2f CPU-s per operation; jobs per conductor %s'
+          % (len(conductors), len(names), percentile(accepted, 0.5) * 1000,
+             percentile(accepted, 0.99) * 1000, len(done), wall, len(done) / wall * 60,
+             cpu / max(1, len(done)), spread(store, prefix)))
+    return len(done) / wall * 60
+
+
+def health_shares(store, clusters=5000):
+    live = jobs_mod.Jobs(store).live_services()
+    uuids = [str(uuid.uuid4()) for _ in range(clusters)]
+    rings = dict((m, Ring(live, m)) for m in live)
+    shares = dict((m, sum(1 for u in uuids if rings[m].is_mine(u))) for m in live)
+    return shares, uuids
+
+
+def kill_phase(store, urls, conductors, count):
+    records = jobs_mod.Jobs(store)
+    before, uuids = health_shares(store)
+    print('health rounds of 5000 clusters over %d conductors: %s (max/min %.2f)'
+          % (len(before), sorted(before.values()), max(before.values()) / min(before.values())))
+    result = {}
+
+    def killer():
+        # once a third of the work has ended, kill the conductor running most
+        while len([s for s in statuses(store, 'kill').values()
+                   if not s.endswith('IN_PROGRESS')]) < count // 3:
+            time.sleep(0.5)
+        by_pid = dict((s['id'], s['pid']) for s in records.services())
+        running = [j for j in store_jobs(store) if j['status'] == jobs_mod.RUNNING]
+        victim = max(conductors, key=lambda c: sum(
+            1 for j in running if by_pid.get(j['service_id']) == c.proc.pid))
+        result['victim'] = victim
+        result['ids'] = [sid for sid, pid in by_pid.items() if pid == victim.proc.pid]
+        result['at'] = time.time()
+        victim.stop(kill=True)
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    names, _accepted = send_creates(urls, 'kill', count)
+    thread.join()
+    found = wait_settled(store, 'kill', names, timeout=count * 10)
+    lost = [n for n in names if n not in found]
+    stuck = [n for n in names if 'IN_PROGRESS' in found.get(n, '')]
+    orphaned = [j for j in store_jobs(store) if j['service_id'] in result['ids']
+                and j['status'] == jobs_mod.FAILED and 'orphaned' in (j['status_reason'] or '')]
+    after = [datetime.datetime.fromisoformat(j['finished_at']).timestamp() - result['at']
+             for j in orphaned]
+    print('kill -9 of 1 of 3 conductors mid-load (%d creates): lost %d, stuck %d; its %d '
+          'running job(s) failed as orphaned (retryable) %s after the kill; %d completed, '
+          '%d failed' % (count, len(lost), len(stuck), len(orphaned),
+                         '%.1f s' % max(after) if after else '-',
+                         sum(1 for s in found.values() if s.endswith('_COMPLETE')),
+                         sum(1 for s in found.values() if s.endswith('_FAILED'))))
+    left, _ = health_shares(store)
+    ring_left, ring_before = Ring(left), Ring(before)
+    moved_share = sum(1 for u in uuids if ring_left.owner(u) != ring_before.owner(u))
+    print('after the kill: %d live conductors take %s of the 5000 (max/min %.2f); %d '
+          'clusters moved (the killed one had %d)'
+          % (len(left), sorted(left.values()), max(left.values()) / min(left.values()),
+             moved_share, before.get(result['ids'][0], 0) if result['ids'] else 0))
+
+
+def store_jobs(store):
+    with store.read() as conn:
+        return [dict(r._mapping) for r in conn.execute(sa.select(store.t['jobs']))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--operations', type=int, default=1000)
+    parser.add_argument('--conductors', default='1,2,3')
+    parser.add_argument('--workers', type=int, default=2, help='workers per conductor')
+    parser.add_argument('--pg-url', default=os.environ.get('MAGNUM_TEST_PG_URL'))
+    parser.add_argument('--transport-url', default=os.environ.get('MAGNUM_TEST_TRANSPORT_URL'))
+    args = parser.parse_args()
+    if not (args.pg_url and args.transport_url) or os.geteuid() != 0:
+        raise SystemExit('needs root, --pg-url and --transport-url (or MAGNUM_TEST_PG_URL '
+                         'and MAGNUM_TEST_TRANSPORT_URL)')
+    workdir = Path(tempfile.mkdtemp(prefix='magnum-bench-conductors-'))
+    db_url, drop = database(args.pg_url)
+    relay, apis, conductors = Relay(), [], []
+    try:
+        project = no_op_project(workdir / 'project')
+        extra = ['--db', db_url, '--transport-url', args.transport_url,
+                 '--project-dir', str(project)]
+        for i in range(2):
+            (workdir / ('api%d' % i)).mkdir()
+            apis.append(start_api(workdir / ('api%d' % i), provider='none', args=extra))
+        urls = [url for _proc, url in apis]
+        requests.post(urls[0] + '/clustertemplates', json=dict(TEMPLATE, public=True),
+                      headers=dict(HEADERS, **{'X-Roles': 'admin'}),
+                      timeout=60).raise_for_status()
+        store = store_mod.Store(db_url)
+        rates, n = {}, 0
+        for k in [int(x) for x in args.conductors.split(',')]:
+            while len(conductors) < k:
+                n += 1
+                conductors.append(Conductor(n, workdir, project, db_url, args.transport_url,
+                                            args.workers, relay))
+            deadline = time.monotonic() + 120
+            while len(jobs_mod.Jobs(store).live_services()) < k and time.monotonic() < deadline:
+                time.sleep(0.5)
+            rates[k] = phase(store, urls, conductors, 'k%d' % k, args.operations)
+        if 1 in rates and 3 in rates:
+            print('scaling 1 -> 3 conductors: %.2fx completed per minute (%d workers each, '
+                  'on %d CPUs)' % (rates[3] / rates[1], args.workers, os.cpu_count()))
+        if len(conductors) == 3:
+            kill_phase(store, urls, conductors, args.operations)
+    finally:
+        for conductor in conductors:
+            conductor.remove()
+        for proc, _url in apis:
+            proc.terminate()
+            proc.wait(30)
+        relay.loop.call_soon_threadsafe(relay.loop.stop)
+        drop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()
