@@ -479,6 +479,52 @@ def test_a_health_round_ends_with_its_clusters_delete_and_with_the_api(
         wait_for(lambda: rounds['c-other'].poll() is not None, timeout=60)
 
 
+def test_each_settled_clusters_health_round_is_one_conductors(
+        sqlite_url, project, tmp_path, monkeypatch):
+    """Two conductors (here: two API processes' embedded ones) on one store: each settled
+    cluster's health round is started by exactly one of them, both have a share; when one
+    stops, the other takes every cluster."""
+    from api.core import lifecycle
+    from api.executor import Executor
+    started = []
+    monkeypatch.setattr(Executor, '_run_health',
+                        lambda self, cluster_uuid: started.append((self.service_id,
+                                                                   cluster_uuid)))
+    apps = [make_app(sqlite_url, project, tmp_path, health_interval=3600) for _ in range(2)]
+    executors = [app.extensions['magnum_executor'] for app in apps]
+    store = apps[0].extensions['magnum_store']
+    call(apps[0].test_client(), 'POST', '/v1/clustertemplates', TPL, expect=201)
+    scope = lifecycle.Scope(project_id='default', is_admin=True)
+    settled = set()
+    for i in range(30):
+        cluster = lifecycle.record_cluster(store, {'name': 'c%d' % i, 'cluster_template_id':
+                                                   'tpl'}, scope, settings={'check_quota': False})
+        if i < 24:
+            store.update('cluster', cluster['uuid'], {'status': 'CREATE_COMPLETE'})
+            settled.add(cluster['uuid'])
+
+    def round_of(*conductors):
+        del started[:]
+        for executor in conductors:
+            executor._health_due = 0
+            executor._schedule_health()
+            executor._health_pool.shutdown(wait=True)
+            executor._health_pending.clear()
+            executor._health_pool = ThreadPoolExecutor(max_workers=1)
+        return started[:]
+
+    try:
+        both = round_of(*executors)
+        assert sorted(c for _s, c in both) == sorted(settled)   # each once, none in progress
+        assert len(set(s for s, _c in both)) == 2
+        executors[1].shutdown(wait=True)
+        alone = round_of(executors[0])
+        assert sorted(c for _s, c in alone) == sorted(settled)
+    finally:
+        for executor in executors:
+            executor.shutdown(wait=True)
+
+
 # ----------------------------------------------- 10. secrets sealed by default
 
 def test_secrets_are_sealed_by_default(sqlite_url, project, tmp_path, monkeypatch):
