@@ -46,7 +46,8 @@ class Executor(JobQueue):
 
     def __init__(self, settings, store):
         super().__init__(settings, store, conductors=self)
-        self.pool = ThreadPoolExecutor(max_workers=max(1, settings.workers),
+        self._workers = max(1, settings.workers)
+        self.pool = ThreadPoolExecutor(max_workers=self._workers,
                                        thread_name_prefix='magnum-job')
         self.service_id = self.jobs.register_service()
         self._running = set()  # uuids of the jobs whose playbooks run in this process
@@ -82,7 +83,7 @@ class Executor(JobQueue):
         Returns the uuids claimed."""
         taken = []
         with self._claiming:
-            while not self._stop.is_set() and self._busy < self.pool._max_workers:
+            while not self._stop.is_set() and self._busy < self._workers:
                 try:
                     job = self.jobs.claim_next(self.service_id)
                 except Exception:  # the store is away: the next look tries again
