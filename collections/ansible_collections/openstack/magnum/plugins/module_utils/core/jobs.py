@@ -107,10 +107,14 @@ class Jobs(object):
 
         busy = sa.select(running.c.id).where(running.c.status == RUNNING,
                                              key(running) == key(queued))
+        oldest = sa.select(queued.c.uuid).where(
+            queued.c.status == QUEUED, queued.c.service_id.is_(None), ~sa.exists(busy)
+        ).order_by(queued.c.id).limit(1)
+        with self.store.read() as conn:  # most looks find nothing: no writer waits on them
+            if conn.execute(oldest).first() is None:
+                return None
         with self.store.write(lock='magnum-job-claim') as conn:
-            found = conn.execute(sa.select(queued.c.uuid).where(
-                queued.c.status == QUEUED, queued.c.service_id.is_(None), ~sa.exists(busy))
-                .order_by(queued.c.id).limit(1)).first()
+            found = conn.execute(oldest).first()
             if found is None:
                 return None
             conn.execute(self.t.update().where(
