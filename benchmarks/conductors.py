@@ -49,10 +49,11 @@ import requests
 import sqlalchemy as sa
 
 TOP = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(TOP), str(TOP / 'collections')]
+sys.path[:0] = [str(TOP), str(TOP / 'collections'), str(TOP / 'tests')]
 from api.health_ring import Ring  # noqa: E402
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (  # noqa: E402
     jobs as jobs_mod, store as store_mod)
+from fixture_project import make_fixture_project  # noqa: E402
 from swarm_local import start_api  # noqa: E402
 
 HEADERS = {'OpenStack-API-Version': 'container-infra latest'}
@@ -61,19 +62,6 @@ TEMPLATE = {'name': 'noop', 'coe': 'kubernetes', 'image_id': 'debian-12',
 TICKS = os.sysconf('SC_CLK_TCK')
 BIN = Path(sys.executable).parent
 PER_PROJECT = 20  # Magnum's default cluster quota
-
-
-def no_op_project(dest):
-    """A copy of the checkout whose kubernetes role is the tests' fixture driver."""
-    for name in ('playbooks', 'inventory', 'ansible.cfg'):
-        src = TOP / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    shutil.copytree(TOP / 'collections', dest / 'collections',
-                    ignore=shutil.ignore_patterns('output', '__pycache__'))
-    role = dest / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
-    shutil.rmtree(role)
-    shutil.copytree(TOP / 'tests/fixtures/test_driver_role', role)
-    return dest
 
 
 def database(pg_url):
@@ -322,7 +310,7 @@ def main():
     db_url, drop = database(args.pg_url)
     relay, apis, conductors = Relay(), [], []
     try:
-        project = no_op_project(workdir / 'project')
+        project = make_fixture_project(workdir / 'project')
         extra = ['--db', db_url, '--transport-url', args.transport_url,
                  '--project-dir', str(project)]
         for i in range(2):

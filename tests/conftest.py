@@ -17,8 +17,9 @@ import pytest
 import requests
 import yaml
 
+from fixture_project import make_fixture_project
+
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / 'fixtures'
 PG_URL = os.environ.get('MAGNUM_TEST_PG_URL')  # e.g. postgresql://magnum:magnum@127.0.0.1/postgres
 BIN = Path(sys.executable).parent
 # The lab cloud (../shared/openstack-lab): its clouds.yaml (an admin of the cloud) and
@@ -138,23 +139,7 @@ def project(tmp_path):
     label test_sleep. Everything around it (API, jobs, playbooks, modules,
     store) is the real code.
     """
-    dest = tmp_path / 'project'
-    dest.mkdir()
-    for name in ('playbooks', 'inventory', 'ansible.cfg'):
-        src = REPO / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    shutil.copytree(REPO / 'collections', dest / 'collections',
-                    ignore=shutil.ignore_patterns('output', '__pycache__'))
-    # In place of the real kubernetes role.
-    role = dest / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
-    shutil.rmtree(role, ignore_errors=True)
-    shutil.copytree(FIXTURES / 'test_driver_role', role)
-    # The fixture driver reaches no node: the OpenStack provider need not wait for the
-    # lab's servers (which never boot) to answer over SSH.
-    (dest / 'inventory' / 'group_vars').mkdir()
-    (dest / 'inventory' / 'group_vars' / 'all.yml').write_text(
-        '---\ninfra_openstack_wait_for_ssh: false\n')
-    return dest
+    return make_fixture_project(tmp_path / 'project')
 
 
 @contextlib.contextmanager
