@@ -7,26 +7,32 @@ pair, as another machine would through the network), on one PostgreSQL database 
 RabbitMQ. Each phase sends N cluster creates at once (50 client threads, the two APIs in
 turn) on the no-op driver (the tests' fixture driver in place of the kubernetes role,
 --provider none: every create a whole job - ansible-runner, ansible-playbook, the
-status bookkeeping - that touches no node) and prints:
+status bookkeeping - that touches no node), measures for a window of W seconds (or until
+all N ended) and prints:
 
   - accepted p50/p99 (ms): the API's 202, the job recorded and told to the conductors;
-  - completed per minute, and the ratio of 3 conductors to 1;
+  - completed per minute over the window, and the ratio of 3 conductors to 1;
   - CPU-seconds per operation (the conductors' processes and the playbook runs they
     waited for);
   - how the jobs spread over the conductors.
 
-Then, with 3 conductors, kill -9 one of them while N creates run: operations lost
-(accepted, then no record) and stuck (still *_IN_PROGRESS once the others are done) -
-goal 0 both - the killed one's running jobs failed (orphaned, retryable) and how long
-after the kill they were; and the share of 5 000 clusters' health rounds each live
-conductor takes (the ring every conductor computes), before and after the kill.
+Jobs no conductor started by the end of the window are dropped (marked canceled in one
+UPDATE of their QUEUED rows: a conductor ends such a job without running it), so that a
+host with few CPUs measures 1 000 concurrent operations in minutes rather than hours.
+
+Then, with 3 conductors, N creates again, and kill -9 of one of them a third of the way
+into the window: operations lost (accepted, then no record) and stuck (*_IN_PROGRESS
+with no job left to end them) - goal 0 both - how long after the kill its running jobs
+failed (orphaned, retryable) and the others started their next; and the share of 5 000
+clusters' health rounds each live conductor takes (the ring every conductor computes),
+before and after the kill.
 
 Needs root (ip netns), PostgreSQL and RabbitMQ on this host; run from the checkout:
 
     python3 benchmarks/conductors.py [--operations N] [--conductors 1,2,3] [--workers W]
-        [--pg-url URL] [--transport-url URL]
+        [--window W] [--pg-url URL] [--transport-url URL]
 
-(defaults: 1000, 1,2,3, 2; $MAGNUM_TEST_PG_URL, $MAGNUM_TEST_TRANSPORT_URL). Everything
+(defaults: 1000, 1,2,3, 2, 600; $MAGNUM_TEST_PG_URL, $MAGNUM_TEST_TRANSPORT_URL). Everything
 it made (databases, namespaces, processes, its work directory) is removed at the end.
 """
 
@@ -207,31 +213,58 @@ def wait_settled(store, prefix, names, timeout):
 
 
 def spread(store, prefix):
-    """Jobs per conductor (by name) of the clusters named ``prefix-*``."""
+    """Jobs each conductor ran (not the dropped ones) of the clusters ``prefix-*``."""
     jobs, clusters = store.t['jobs'], store.t['clusters']
     services = store.t['services']
     with store.read() as conn:
         rows = conn.execute(sa.select(services.c.id, services.c.pid, sa.func.count())
                             .select_from(jobs.join(clusters, jobs.c.cluster_id == clusters.c.uuid)
                                          .join(services, jobs.c.service_id == services.c.id))
-                            .where(clusters.c.name.like(prefix + '-%'))
+                            .where(clusters.c.name.like(prefix + '-%'),
+                                   jobs.c.status != jobs_mod.CANCELED)
                             .group_by(services.c.id, services.c.pid)).all()
     return sorted(row[2] for row in rows)
 
 
-def phase(store, urls, conductors, prefix, count):
+def drop_queue(store, prefix):
+    """Cancel the jobs of ``prefix-*`` no conductor has started (one UPDATE of QUEUED rows:
+    a conductor that claims one later ends it CANCELED without running it); returns how
+    many, once nothing of the prefix runs any more."""
+    jobs, clusters = store.t['jobs'], store.t['clusters']
+    mine = sa.select(clusters.c.uuid).where(clusters.c.name.like(prefix + '-%'))
+    with store.write() as conn:
+        dropped = conn.execute(jobs.update().where(
+            jobs.c.status == jobs_mod.QUEUED, jobs.c.cluster_id.in_(mine)).values(
+                cancel_requested=True)).rowcount
+    while True:
+        with store.read() as conn:
+            active = conn.execute(sa.select(sa.func.count()).select_from(jobs).where(
+                jobs.c.status.in_(jobs_mod.ACTIVE), jobs.c.cluster_id.in_(mine))).scalar()
+        if not active:
+            return dropped
+        time.sleep(1)
+
+
+def ended(found, names):
+    return [n for n in names if found.get(n, '').endswith(('_COMPLETE', '_FAILED'))]
+
+
+def phase(store, urls, conductors, prefix, count, window):
     cpu0 = sum(c.cpu() for c in conductors)
     start = time.monotonic()
     names, accepted = send_creates(urls, prefix, count)
-    found = wait_settled(store, prefix, names, timeout=count * 10)
+    found = wait_settled(store, prefix, names, window - (time.monotonic() - start))
     wall = time.monotonic() - start
     cpu = sum(c.cpu() for c in conductors) - cpu0
-    done = [n for n in names if found.get(n, '').endswith(('_COMPLETE', '_FAILED'))]
-    print('%d conductor(s): %d accepted, p50 %.0f ms, p99 %.0f ms; %d ended in %.1f s: '
-          '%.1f per minute; %.2f CPU-s per operation; jobs per conductor %s'
+    done = ended(found, names)
+    dropped = drop_queue(store, prefix) if len(done) < len(names) else 0
+    print('%d conductor(s): %d accepted at once, p50 %.0f ms, p99 %.0f ms; %d ended in '
+          '%.0f s: %.1f per minute; %.2f CPU-s per operation; jobs per conductor %s%s'
           % (len(conductors), len(names), percentile(accepted, 0.5) * 1000,
              percentile(accepted, 0.99) * 1000, len(done), wall, len(done) / wall * 60,
-             cpu / max(1, len(done)), spread(store, prefix)))
+             cpu / max(1, len(done)), spread(store, prefix),
+             '; %d not started by the end of the window, dropped' % dropped
+             if dropped else ''), flush=True)
     return len(done) / wall * 60
 
 
@@ -243,23 +276,22 @@ def health_shares(store, clusters=5000):
     return shares, uuids
 
 
-def kill_phase(store, urls, conductors, count):
+def kill_phase(store, urls, conductors, count, window):
     records = jobs_mod.Jobs(store)
     before, uuids = health_shares(store)
     print('health rounds of 5000 clusters over %d conductors: %s (max/min %.2f)'
-          % (len(before), sorted(before.values()), max(before.values()) / min(before.values())))
+          % (len(before), sorted(before.values()), max(before.values()) / min(before.values())),
+          flush=True)
     result = {}
+    start = time.monotonic()
 
     def killer():
-        # once a third of the work has ended, kill the conductor running most
-        while len([s for s in statuses(store, 'kill').values()
-                   if not s.endswith('IN_PROGRESS')]) < count // 3:
-            time.sleep(0.5)
+        # a third of the way into the window, kill the conductor running most
+        time.sleep(max(0, window / 3 - (time.monotonic() - start)))
         by_pid = dict((s['id'], s['pid']) for s in records.services())
         running = [j for j in store_jobs(store) if j['status'] == jobs_mod.RUNNING]
         victim = max(conductors, key=lambda c: sum(
             1 for j in running if by_pid.get(j['service_id']) == c.proc.pid))
-        result['victim'] = victim
         result['ids'] = [sid for sid, pid in by_pid.items() if pid == victim.proc.pid]
         result['at'] = time.time()
         victim.stop(kill=True)
@@ -267,20 +299,30 @@ def kill_phase(store, urls, conductors, count):
     thread = threading.Thread(target=killer)
     thread.start()
     names, _accepted = send_creates(urls, 'kill', count)
+    found = wait_settled(store, 'kill', names, window - (time.monotonic() - start))
     thread.join()
-    found = wait_settled(store, 'kill', names, timeout=count * 10)
+    dropped = drop_queue(store, 'kill') if len(ended(found, names)) < len(names) else 0
+    found, mine = statuses(store, 'kill'), set(uuids_by_name(store, 'kill').values())
+    jobs = [j for j in store_jobs(store) if j['cluster_id'] in mine]
+    canceled = set(j['cluster_id'] for j in jobs if j['status'] == jobs_mod.CANCELED)
     lost = [n for n in names if n not in found]
-    stuck = [n for n in names if 'IN_PROGRESS' in found.get(n, '')]
-    orphaned = [j for j in store_jobs(store) if j['service_id'] in result['ids']
+    stuck = [n for n, u in uuids_by_name(store, 'kill').items()
+             if 'IN_PROGRESS' in found[n] and u not in canceled]
+    orphaned = [j for j in jobs if j['service_id'] in result['ids']
                 and j['status'] == jobs_mod.FAILED and 'orphaned' in (j['status_reason'] or '')]
-    after = [datetime.datetime.fromisoformat(j['finished_at']).timestamp() - result['at']
-             for j in orphaned]
-    print('kill -9 of 1 of 3 conductors mid-load (%d creates): lost %d, stuck %d; its %d '
-          'running job(s) failed as orphaned (retryable) %s after the kill; %d completed, '
-          '%d failed' % (count, len(lost), len(stuck), len(orphaned),
-                         '%.1f s' % max(after) if after else '-',
-                         sum(1 for s in found.values() if s.endswith('_COMPLETE')),
-                         sum(1 for s in found.values() if s.endswith('_FAILED'))))
+    after = [stamp(j['finished_at']) - result['at'] for j in orphaned]
+    next_start = [stamp(j['started_at']) - result['at'] for j in jobs
+                  if j['service_id'] not in result['ids'] and j['status'] != jobs_mod.CANCELED
+                  and j['started_at'] and stamp(j['started_at']) > result['at']]
+    print('kill -9 of 1 of 3 conductors %.0f s into the load (%d creates at once): lost %d, '
+          'stuck %d; its %d running job(s) failed as orphaned (retryable) %s after the kill; '
+          'the other two started their next job %s after it and %d in all since; '
+          '%d completed, %d failed, %d not started by the end of the window (dropped)'
+          % (window / 3, count, len(lost), len(stuck), len(orphaned),
+             '%.1f s' % max(after) if after else '-',
+             '%.1f s' % min(next_start) if next_start else '-', len(next_start),
+             sum(1 for s in found.values() if s.endswith('_COMPLETE')),
+             sum(1 for s in found.values() if s.endswith('_FAILED')), dropped), flush=True)
     left, _ = health_shares(store)
     ring_left, ring_before = Ring(left), Ring(before)
     moved_share = sum(1 for u in uuids if ring_left.owner(u) != ring_before.owner(u))
@@ -288,6 +330,17 @@ def kill_phase(store, urls, conductors, count):
           'clusters moved (the killed one had %d)'
           % (len(left), sorted(left.values()), max(left.values()) / min(left.values()),
              moved_share, before.get(result['ids'][0], 0) if result['ids'] else 0))
+
+
+def uuids_by_name(store, prefix):
+    table = store.t['clusters']
+    with store.read() as conn:
+        return dict(conn.execute(sa.select(table.c.name, table.c.uuid).where(
+            table.c.name.like(prefix + '-%'))).all())
+
+
+def stamp(text):
+    return datetime.datetime.fromisoformat(text).timestamp()
 
 
 def store_jobs(store):
@@ -300,6 +353,8 @@ def main():
     parser.add_argument('--operations', type=int, default=1000)
     parser.add_argument('--conductors', default='1,2,3')
     parser.add_argument('--workers', type=int, default=2, help='workers per conductor')
+    parser.add_argument('--window', type=int, default=600,
+                        help='seconds each phase measures (jobs not started by then are dropped)')
     parser.add_argument('--pg-url', default=os.environ.get('MAGNUM_TEST_PG_URL'))
     parser.add_argument('--transport-url', default=os.environ.get('MAGNUM_TEST_TRANSPORT_URL'))
     args = parser.parse_args()
@@ -330,12 +385,13 @@ def main():
             deadline = time.monotonic() + 120
             while len(jobs_mod.Jobs(store).live_services()) < k and time.monotonic() < deadline:
                 time.sleep(0.5)
-            rates[k] = phase(store, urls, conductors, 'k%d' % k, args.operations)
+            rates[k] = phase(store, urls, conductors, 'k%d' % k, args.operations,
+                             args.window)
         if 1 in rates and 3 in rates:
             print('scaling 1 -> 3 conductors: %.2fx completed per minute (%d workers each, '
                   'on %d CPUs)' % (rates[3] / rates[1], args.workers, os.cpu_count()))
         if len(conductors) == 3:
-            kill_phase(store, urls, conductors, args.operations)
+            kill_phase(store, urls, conductors, args.operations, args.window)
     finally:
         for conductor in conductors:
             conductor.remove()
