@@ -1,39 +1,42 @@
 #!/usr/bin/env python3
 """Benchmark (not a test): operations spread over magnum-ansible-conductor processes.
 
-Two API processes (--transport-url: they run no job) and 1, 2, then 3 conductors, each in
-a network namespace of its own (it reaches RabbitMQ and PostgreSQL through its own veth
-pair, as another machine would through the network), on one PostgreSQL database and one
-RabbitMQ. Each phase sends N cluster creates at once (50 client threads, the two APIs in
-turn) on the no-op driver (the tests' fixture driver in place of the kubernetes role,
---provider none: every create a whole job - ansible-runner, ansible-playbook, the
-status bookkeeping - that touches no node), measures for a window of W seconds (or until
-all N ended) and prints:
+Two API processes (--transport-url: they run no job) and 1, 2, then 3 conductors, each a
+machine of its own as far as this host can make one: its own network namespace (it
+reaches RabbitMQ and PostgreSQL through its own veth pair) and its own cgroup (at most
+--cpus CPUs for it and every playbook it runs, its CPU use counted there), on one
+PostgreSQL database and one RabbitMQ. Each phase sends N cluster creates (50 client
+threads, the two APIs in turn) on the no-op driver (the tests' fixture driver in place
+of the kubernetes role, --provider none: every create a whole job - ansible-runner,
+ansible-playbook, the status bookkeeping - that touches no node), measures for a window
+of W seconds (or until all N ended) and prints:
 
   - accepted p50/p99 (ms): the API's 202, the job recorded and told to the conductors;
   - completed per minute over the window, and the ratio of 3 conductors to 1;
-  - CPU-seconds per operation (the conductors' processes and the playbook runs they
-    waited for);
+  - CPU-seconds per operation (the conductors' cgroups: each conductor and every
+    playbook run it started);
   - how the jobs spread over the conductors.
 
 Jobs no conductor started by the end of the window are dropped (marked canceled in one
 UPDATE of their QUEUED rows: a conductor ends such a job without running it), so that a
 host with few CPUs measures 1 000 concurrent operations in minutes rather than hours.
 
-Then, with 3 conductors, N creates again, and kill -9 of one of them a third of the way
-into the window: operations lost (accepted, then no record) and stuck (*_IN_PROGRESS
-with no job left to end them) - goal 0 both - how long after the kill its running jobs
-failed (orphaned, retryable) and the others started their next; and the share of 5 000
-clusters' health rounds each live conductor takes (the ring every conductor computes),
-before and after the kill.
+Then, with 3 conductors, N creates again, and kill -9 of one of them - with every
+process of its cgroup: its machine gone - a third of the way into the window:
+operations lost (accepted, then no record) and stuck (*_IN_PROGRESS with no job left to
+end them) - goal 0 both - how long after the kill its running jobs failed (orphaned,
+retryable) and the others started their next; and the share of 5 000 clusters' health
+rounds each live conductor takes (the ring every conductor computes), before and after
+the kill.
 
-Needs root (ip netns), PostgreSQL and RabbitMQ on this host; run from the checkout:
+Needs root (ip netns; cgroup v1 cpu and cpuacct under /sys/fs/cgroup), PostgreSQL and
+RabbitMQ on this host; run from the checkout:
 
     python3 benchmarks/conductors.py [--operations N] [--conductors 1,2,3] [--workers W]
-        [--window W] [--pg-url URL] [--transport-url URL]
+        [--cpus C] [--window W] [--pg-url URL] [--transport-url URL]
 
-(defaults: 1000, 1,2,3, 2, 600; $MAGNUM_TEST_PG_URL, $MAGNUM_TEST_TRANSPORT_URL). Everything
-it made (databases, namespaces, processes, its work directory) is removed at the end.
+(defaults: 1000, 1,2,3, 2, 0.5, 600; $MAGNUM_TEST_PG_URL, $MAGNUM_TEST_TRANSPORT_URL). Everything
+it made (databases, namespaces, cgroups, processes, its work directory) is removed at the end.
 """
 
 import argparse
@@ -41,6 +44,7 @@ import asyncio
 import datetime
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -128,8 +132,9 @@ class Relay:
 class Conductor:
     """magnum-ansible-conductor in network namespace ``mbench-<n>``."""
 
-    def __init__(self, n, workdir, project, db_url, transport_url, workers, relay):
+    def __init__(self, n, workdir, project, db_url, transport_url, workers, relay, cpus):
         self.name, self.ns = 'c%d' % n, 'mbench-%d' % n
+        self.groups = machine_cgroups(self.ns, cpus)
         host, inside = '10.250.%d.1' % n, '10.250.%d.2' % n
         for cmd in (['ip', 'netns', 'add', self.ns],
                     ['ip', 'link', 'add', 'mbh%d' % n, 'type', 'veth', 'peer', 'name', 'mbn%d' % n],
@@ -151,12 +156,35 @@ class Conductor:
              '--project-dir', str(project), '--runner-dir', str(workdir / ('jobs-' + self.name)),
              '--health-interval', '0'],
             stdout=open(workdir / ('%s.log' % self.name), 'ab'), stderr=subprocess.STDOUT,
-            env=dict(os.environ, XDG_DATA_HOME=str(workdir / 'data')))
+            env=dict(os.environ, XDG_DATA_HOME=str(workdir / 'data')),
+            preexec_fn=lambda: [(group / 'cgroup.procs').write_text(str(os.getpid()))
+                                for group in self.groups])
 
     def cpu(self):
-        """CPU-seconds of the conductor and the processes it waited for."""
+        """CPU-seconds of the conductor and every process it started (its cgroup's; without
+        one, those it waited for)."""
+        if self.groups:
+            return int((self.groups[1] / 'cpuacct.usage').read_text()) / 1e9
         fields = Path('/proc/%d/stat' % self.proc.pid).read_text().rsplit(')', 1)[1].split()
         return sum(int(f) for f in fields[11:15]) / TICKS
+
+    def lose_machine(self):
+        """kill -9 of the conductor and, in its own cgroup, of every process it started
+        (its machine gone); returns what was killed."""
+        self.stop(kill=True)
+        if not self.groups:
+            return 'the conductor process'
+        for _ in range(50):
+            pids = (self.groups[0] / 'cgroup.procs').read_text().split()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
+        return 'the conductor and every process it had started (its machine gone)'
 
     def stop(self, kill=False):
         if self.proc.poll() is None:
@@ -168,8 +196,23 @@ class Conductor:
                 self.proc.wait()
 
     def remove(self):
-        self.stop(kill=True)
+        self.lose_machine()
         subprocess.run(['ip', 'netns', 'delete', self.ns], capture_output=True)
+        for group in self.groups:
+            group.rmdir()
+
+
+def machine_cgroups(name, cpus):
+    """A cgroup (v1 cpu and cpuacct) for a conductor as a machine of its own: ``cpus``
+    CPUs at most (CFS quota), its usage counted; none for ``cpus`` 0."""
+    if not cpus:
+        return []
+    groups = [Path('/sys/fs/cgroup/cpu') / name, Path('/sys/fs/cgroup/cpuacct') / name]
+    for group in groups:
+        group.mkdir(exist_ok=True)
+    (groups[0] / 'cpu.cfs_period_us').write_text('100000')
+    (groups[0] / 'cpu.cfs_quota_us').write_text(str(int(cpus * 100000)))
+    return groups
 
 
 def percentile(values, q):
@@ -258,8 +301,8 @@ def phase(store, urls, conductors, prefix, count, window):
     cpu = sum(c.cpu() for c in conductors) - cpu0
     done = ended(found, names)
     dropped = drop_queue(store, prefix) if len(done) < len(names) else 0
-    print('%d conductor(s): %d accepted at once, p50 %.0f ms, p99 %.0f ms; %d ended in '
-          '%.0f s: %.1f per minute; %.2f CPU-s per operation; jobs per conductor %s%s'
+    print('%d conductor(s): %d accepted (50 clients at a time), p50 %.0f ms, p99 %.0f ms; '
+          '%d ended in %.0f s: %.1f per minute; %.2f CPU-s per operation; jobs per conductor %s%s'
           % (len(conductors), len(names), percentile(accepted, 0.5) * 1000,
              percentile(accepted, 0.99) * 1000, len(done), wall, len(done) / wall * 60,
              cpu / max(1, len(done)), spread(store, prefix),
@@ -294,7 +337,7 @@ def kill_phase(store, urls, conductors, count, window):
             1 for j in running if by_pid.get(j['service_id']) == c.proc.pid))
         result['ids'] = [sid for sid, pid in by_pid.items() if pid == victim.proc.pid]
         result['at'] = time.time()
-        victim.stop(kill=True)
+        result['killed'] = victim.lose_machine()
 
     thread = threading.Thread(target=killer)
     thread.start()
@@ -314,11 +357,11 @@ def kill_phase(store, urls, conductors, count, window):
     next_start = [stamp(j['started_at']) - result['at'] for j in jobs
                   if j['service_id'] not in result['ids'] and j['status'] != jobs_mod.CANCELED
                   and j['started_at'] and stamp(j['started_at']) > result['at']]
-    print('kill -9 of 1 of 3 conductors %.0f s into the load (%d creates at once): lost %d, '
+    print('kill -9 of %s, 1 of 3 conductors, %.0f s into the load (%d creates): lost %d, '
           'stuck %d; its %d running job(s) failed as orphaned (retryable) %s after the kill; '
           'the other two started their next job %s after it and %d in all since; '
           '%d completed, %d failed, %d not started by the end of the window (dropped)'
-          % (window / 3, count, len(lost), len(stuck), len(orphaned),
+          % (result['killed'], window / 3, count, len(lost), len(stuck), len(orphaned),
              '%.1f s' % max(after) if after else '-',
              '%.1f s' % min(next_start) if next_start else '-', len(next_start),
              sum(1 for s in found.values() if s.endswith('_COMPLETE')),
@@ -353,6 +396,8 @@ def main():
     parser.add_argument('--operations', type=int, default=1000)
     parser.add_argument('--conductors', default='1,2,3')
     parser.add_argument('--workers', type=int, default=2, help='workers per conductor')
+    parser.add_argument('--cpus', type=float, default=0.5,
+                        help='CPUs each conductor may use, as a machine of its own (0: no limit)')
     parser.add_argument('--window', type=int, default=600,
                         help='seconds each phase measures (jobs not started by then are dropped)')
     parser.add_argument('--pg-url', default=os.environ.get('MAGNUM_TEST_PG_URL'))
@@ -381,7 +426,7 @@ def main():
             while len(conductors) < k:
                 n += 1
                 conductors.append(Conductor(n, workdir, project, db_url, args.transport_url,
-                                            args.workers, relay))
+                                            args.workers, relay, args.cpus))
             deadline = time.monotonic() + 120
             while len(jobs_mod.Jobs(store).live_services()) < k and time.monotonic() < deadline:
                 time.sleep(0.5)
@@ -389,7 +434,9 @@ def main():
                              args.window)
         if 1 in rates and 3 in rates:
             print('scaling 1 -> 3 conductors: %.2fx completed per minute (%d workers each, '
-                  'on %d CPUs)' % (rates[3] / rates[1], args.workers, os.cpu_count()))
+                  '%s, on a host of %d CPUs)'
+                  % (rates[3] / rates[1], args.workers,
+                     '%.2g CPU each' % args.cpus if args.cpus else 'no CPU limit', os.cpu_count()))
         if len(conductors) == 3:
             kill_phase(store, urls, conductors, args.operations, args.window)
     finally:
