@@ -300,7 +300,7 @@ def phase(store, urls, conductors, prefix, count, window):
     wall = time.monotonic() - start
     cpu = sum(c.cpu() for c in conductors) - cpu0
     done = ended(found, names)
-    dropped = drop_queue(store, prefix) if len(done) < len(names) else 0
+    dropped = drop_queue(store, prefix)
     print('%d conductor(s): %d accepted (50 clients at a time), p50 %.0f ms, p99 %.0f ms; '
           '%d ended in %.0f s: %.1f per minute; %.2f CPU-s per operation; jobs per conductor %s%s'
           % (len(conductors), len(names), percentile(accepted, 0.5) * 1000,
@@ -344,12 +344,13 @@ def kill_phase(store, urls, conductors, count, window):
     names, _accepted = send_creates(urls, 'kill', count)
     found = wait_settled(store, 'kill', names, window - (time.monotonic() - start))
     thread.join()
-    dropped = drop_queue(store, 'kill') if len(ended(found, names)) < len(names) else 0
-    found, mine = statuses(store, 'kill'), set(uuids_by_name(store, 'kill').values())
+    dropped = drop_queue(store, 'kill')
+    found, by_name = statuses(store, 'kill'), uuids_by_name(store, 'kill')
+    mine = set(by_name.values())
     jobs = [j for j in store_jobs(store) if j['cluster_id'] in mine]
     canceled = set(j['cluster_id'] for j in jobs if j['status'] == jobs_mod.CANCELED)
     lost = [n for n in names if n not in found]
-    stuck = [n for n, u in uuids_by_name(store, 'kill').items()
+    stuck = [n for n, u in by_name.items()
              if 'IN_PROGRESS' in found[n] and u not in canceled]
     orphaned = [j for j in jobs if j['service_id'] in result['ids']
                 and j['status'] == jobs_mod.FAILED and 'orphaned' in (j['status_reason'] or '')]
