@@ -423,7 +423,7 @@ def main():
                       timeout=60).raise_for_status()
         store = store_mod.Store(db_url)
         rates, n = {}, 0
-        for k in [int(x) for x in args.conductors.split(',')]:
+        for index, k in enumerate(int(x) for x in args.conductors.split(',')):
             while len(conductors) < k:
                 n += 1
                 conductors.append(Conductor(n, workdir, project, db_url, args.transport_url,
@@ -431,7 +431,7 @@ def main():
             deadline = time.monotonic() + 120
             while len(jobs_mod.Jobs(store).live_services()) < k and time.monotonic() < deadline:
                 time.sleep(0.5)
-            rates[k] = phase(store, urls, conductors, 'k%d' % k, args.operations,
+            rates[k] = phase(store, urls, conductors, 'p%dk%d' % (index, k), args.operations,
                              args.window)
         if 1 in rates and 3 in rates:
             print('scaling 1 -> 3 conductors: %.2fx completed per minute (%d workers each, '
