@@ -5,7 +5,8 @@
 
 A loop's own message is Ansible's "All items completed" (or "One or more items
 failed"): the cause is in its first item that failed or could not reach its host, which
-is named (the delegated host, else the item's label). A command's stderr ends the
+is named (the delegated host, else the item's label); outside a loop, the node the
+operation plays' strategy names (plugins/strategy/operation.py). A command's stderr ends the
 message, without the warnings it printed first (kubeadm's ``[WARNING ...]``, Go's ``W1128
 ...`` log lines): from its first line that says ``error`` when one does. An error raised
 while Ansible templated the task's arguments (a filter's refusal) reads as its cause
@@ -74,7 +75,7 @@ def failure_reason(result, default='task failed'):
     items = [r for r in result.get('results') or [] if _bad(r)]
     cause = items[0] if items else result
     message = _unwrapped(str(cause.get('msg') or cause.get('reason') or default).strip())
-    where = _where(cause) if items else None
+    where = _where(cause) if items else result.get('unreachable_node')
     if cause.get('unreachable'):
         message = '%s is unreachable: %s' % (where or 'the host', message)
     elif where:

@@ -1,0 +1,87 @@
+"""A node the controller cannot reach fails the step that asked it, naming the node and
+its SSH error - a failure, which the operation's rescue records as *_FAILED - not an
+unreachable host, which would end the play without the rescue and leave the cluster in
+progress when the operation runs from ansible-playbook: the operation plays' strategy
+(plugins/strategy/operation.py) for any delegated task, and the Kubernetes role's wait
+for its nodes' jobs (roles/kubernetes/tasks/wait_jobs.yml), which handles unreachable
+results itself."""
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
+
+REPO = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def closed_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def test_a_node_that_cannot_be_asked_about_its_job_fails_the_step_naming_it(tmp_path):
+    inventory = tmp_path / 'inventory.yml'
+    # a node as the providers add it (group magnum_nodes), whose sshd is gone
+    inventory.write_text(json.dumps({'magnum_nodes': {'hosts': {'node-0': {
+        'ansible_host': '127.0.0.1', 'ansible_port': closed_port(),
+        'ansible_connection': 'ssh', 'ansible_ssh_retries': 0,
+        'ansible_python_interpreter': '/usr/bin/python3'}}}}))
+    wait = {'name': 'Wait as a step does',
+            'vars': {'kubernetes_jobs': {'results': [{'ansible_job_id': 'j1.1',
+                                                      'item': 'node-0'}]},
+                     'kubernetes_jobs_what': 'Setting the nodes up',
+                     'kubernetes_jobs_timeout': 30},
+            'ansible.builtin.include_role': {'name': 'openstack.magnum.kubernetes',
+                                             'tasks_from': 'wait_jobs'}}
+    # as cluster_operation's rescue reads it
+    record = {'name': 'Record the failure', 'ansible.builtin.copy': {
+        'content': '{{ ansible_failed_result | openstack.magnum.failure_reason }}',
+        'dest': str(tmp_path / 'reason')}}
+    # as a health check asks a node: it handles an unreachable node itself
+    check = {'name': 'Ask the node', 'ansible.builtin.command': 'true', 'delegate_to': 'node-0',
+             'ignore_unreachable': True, 'changed_when': False}
+    playbook = tmp_path / 'wait.yml'
+    # the operation plays' strategy, which keeps ignore_unreachable's meaning: the check
+    # and the wait's own poll see the node unreachable, and the play goes on
+    playbook.write_text(json.dumps([{
+        'hosts': 'localhost', 'gather_facts': False, 'strategy': 'openstack.magnum.operation',
+        'tasks': [check, {'block': [wait], 'rescue': [record]}]}]))
+    env = dict(os.environ, ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'), ANSIBLE_NOCOLOR='1',
+               HOME=str(tmp_path))
+    run = subprocess.run([str(BIN / 'ansible-playbook'), '-i', str(inventory), str(playbook)],
+                         cwd=str(REPO), env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:]
+    assert 'rescued=1' in run.stdout and 'unreachable=0' in run.stdout, run.stdout[-3000:]
+    reason = (tmp_path / 'reason').read_text()
+    assert 'Setting the nodes up failed on node-0: it could not be reached: ' in reason, reason
+    assert 'Connection refused' in reason, reason
+
+
+def test_an_operation_whose_node_does_not_answer_ends_failed_naming_it(project, tmp_path):
+    """cluster_create.yml from ansible-playbook, its driver's step delegated to a node
+    whose sshd is gone (the fixture driver's label test_unreachable_port)."""
+    db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
+    env = dict(os.environ, MAGNUM_DB_URL=db, MAGNUM_PROVIDER='none', ANSIBLE_NOCOLOR='1',
+               ANSIBLE_CONFIG=str(project / 'ansible.cfg'), HOME=str(tmp_path),
+               PATH='%s:%s' % (BIN, os.environ['PATH']))
+    template = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
+                'external_network_id': 'public', 'keypair_id': 'kp'}
+    subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
+                    '-a', json.dumps(template)], cwd=project, env=env, check=True,
+                   capture_output=True, timeout=300)
+    cluster = {'name': 'c1', 'cluster_template_id': 'tpl', 'node_count': 1,
+               'labels': {'test_unreachable_port': str(closed_port())}}
+    run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml',
+                          '-e', json.dumps({'cluster': cluster})], cwd=project, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0, run.stdout[-3000:]
+    assert 'rescued=1' in run.stdout and 'unreachable=0' in run.stdout, run.stdout[-3000:]
+    record = store_mod.Store(db).get('cluster', 'c1')
+    assert record['status'] == 'CREATE_FAILED', record
+    assert record['status_reason'].startswith('test-node-0 is unreachable: '), record
+    assert 'Connection refused' in record['status_reason'], record
