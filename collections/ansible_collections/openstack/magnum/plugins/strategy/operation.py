@@ -24,7 +24,8 @@ description:
     C(unreachable_node)), so the rescue runs and names the node and its SSH error.
   - Tasks with C(ignore_unreachable) keep Ansible's meaning (they handle unreachable
     results themselves); a task that is not delegated is not changed.
-author: openstack.magnum contributors
+author:
+  - openstack.magnum contributors (@openstack)
 """
 
 from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModule
