@@ -31,7 +31,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.labels impor
     parse as parse_labels, version_tuple)
 
 from conftest import (ApiServer, BIN, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, chart_archive,
-                      host_lock, lab_connect, wait_for)
+                      free_port, host_lock, lab_connect, wait_for)
 from test_infra_docker import (docker_ls, docker_ok, host_addresses, nothing_left, refused_from,
                                remove_leftovers)
 from test_swarm import Playbooks, Rest
@@ -1350,13 +1350,6 @@ def insecure_registry(tmp_path, archives):
     finally:
         server.terminate()
         server.wait(timeout=30)
-
-
-def free_port():
-    import socket
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 @needs_artifacts

@@ -7,21 +7,10 @@ for its nodes' jobs (roles/kubernetes/tasks/wait_jobs.yml), which handles unreac
 results itself."""
 import json
 import os
-import socket
 import subprocess
-import sys
-from pathlib import Path
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
-
-REPO = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
-
-
-def closed_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
+from conftest import BIN, REPO, free_port as closed_port  # a port nothing listens on
 
 
 def test_a_node_that_cannot_be_asked_about_its_job_fails_the_step_naming_it(tmp_path):

@@ -34,19 +34,18 @@ from ansible.plugins.strategy.linear import StrategyModule as LinearStrategyModu
 def unreachable_node_fails(task_fields, data):
     """Make ``data``, the result of a task with ``task_fields``, a failure if the task is
     delegated, does not ignore unreachable hosts and could not reach its node (or, for a
-    loop, some item could not). Returns whether it changed it."""
+    loop, some item could not)."""
     if not task_fields.get('delegate_to') or task_fields.get('ignore_unreachable'):
-        return False
+        return
     items = [item for item in data.get('results') or []
              if isinstance(item, dict) and item.get('unreachable')]
     if not (data.get('unreachable') or items):
-        return False
+        return
     for item in items:
         item['failed'] = True
     if not items:  # a loop's items name their nodes; here the task's delegate_to does
         data['unreachable_node'] = str(task_fields['delegate_to'])
     data['failed'] = True
-    return True
 
 
 class StrategyModule(LinearStrategyModule):
