@@ -160,6 +160,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+def ansible_env(db_url, provider='none', project=REPO, **extra):
+    """The environment of an `ansible` or `ansible-playbook` run on the store at db_url:
+    this virtualenv's tools first on PATH, the project's ansible.cfg, the node provider
+    named; ``extra`` adds or overrides variables."""
+    env = dict(os.environ, MAGNUM_DB_URL=db_url, MAGNUM_PROVIDER=provider,
+               ANSIBLE_CONFIG=str(Path(project) / 'ansible.cfg'),
+               PATH='%s:%s' % (BIN, os.environ['PATH']))
+    env.update(extra)
+    return env
+
+
 class ApiServer:
     def __init__(self, db_url, project_dir, tmp_path, workers=2, provider='none', env=None,
                  args=()):

@@ -30,8 +30,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm i
 from ansible_collections.openstack.magnum.plugins.module_utils.core.labels import (
     parse as parse_labels, version_tuple)
 
-from conftest import (ApiServer, BIN, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, chart_archive,
-                      free_port, host_lock, lab_connect, wait_for)
+from conftest import (ApiServer, BIN, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env,
+                      chart_archive, free_port, host_lock, lab_connect, wait_for)
 from test_infra_docker import (docker_ls, docker_ok, host_addresses, nothing_left, refused_from,
                                remove_leftovers)
 from test_swarm import Playbooks, Rest
@@ -494,9 +494,7 @@ def standin_cluster(tmp_path):
 def playbook(path, url, *args, expect_rc=0):
     run = subprocess.run(
         [str(BIN / 'ansible-playbook'), str(path)] + list(args), cwd=str(REPO),
-        capture_output=True, text=True, timeout=300, env=dict(
-            os.environ, MAGNUM_DB_URL=url, MAGNUM_PROVIDER='none',
-            PATH='%s:%s' % (BIN, os.environ['PATH'])))
+        capture_output=True, text=True, timeout=300, env=ansible_env(url))
     assert run.returncode == expect_rc, run.stdout[-3000:]
     return run
 

@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 
-from conftest import ApiServer, BIN, wait_for
+from conftest import ApiServer, BIN, ansible_env, wait_for
 from test_clients import OPENSTACK
 
 TRANSPORT_URL = os.environ.get('MAGNUM_TEST_TRANSPORT_URL')
@@ -163,10 +163,8 @@ def test_rest_operations_send_magnums_cadf_events(rabbit, sqlite_url, project, t
 
 def test_playbook_runs_send_the_same_events(rabbit, sqlite_url, project, tmp_path):
     conf, received = rabbit
-    env = dict(os.environ, MAGNUM_DB_URL=sqlite_url, MAGNUM_NOTIFICATIONS_CONFIG=conf,
-               MAGNUM_PROVIDER='none', ANSIBLE_CALLBACK_RESULT_FORMAT='json',
-               ANSIBLE_CONFIG=str(project / 'ansible.cfg'),
-               PATH='%s:%s' % (BIN, os.environ['PATH']))
+    env = ansible_env(sqlite_url, project=project, MAGNUM_NOTIFICATIONS_CONFIG=conf,
+                      ANSIBLE_CALLBACK_RESULT_FORMAT='json')
 
     def run(*args):
         done = subprocess.run([str(BIN / args[0])] + list(args[1:]), cwd=str(project),

@@ -23,7 +23,8 @@ import pytest
 import yaml
 
 from api import auth_cache
-from conftest import HELM, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, debian_image, helm, wait_for
+from conftest import (HELM, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env, debian_image,
+                      helm, wait_for)
 from conftest import lab_connect as connect
 
 BIN = Path(sys.executable).parent
@@ -89,13 +90,10 @@ class Infra:
     """Records in a store of the test's own, and the provider run with ansible-playbook."""
 
     def __init__(self, tmp_path, lab):
-        self.env = dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (tmp_path / 'm.sqlite'),
-                        MAGNUM_PROVIDER='openstack', MAGNUM_CLOUD=CLOUD,
-                        OS_CLIENT_CONFIG_FILE=lab,
-                        XDG_DATA_HOME=str(tmp_path / 'data'),
-                        ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'),
-                        ANSIBLE_CALLBACK_RESULT_FORMAT='json',
-                        PATH='%s:%s' % (BIN, os.environ['PATH']))
+        self.env = ansible_env('sqlite:///%s' % (tmp_path / 'm.sqlite'), 'openstack',
+                               MAGNUM_CLOUD=CLOUD, OS_CLIENT_CONFIG_FILE=lab,
+                               XDG_DATA_HOME=str(tmp_path / 'data'),
+                               ANSIBLE_CALLBACK_RESULT_FORMAT='json')
         # One Keystone login for all the runs' modules, as the API gives its jobs
         # (api/auth_cache.py): a login per module run is most of the lab's work.
         self.env.update(auth_cache.job_env(tmp_path, inherit=False))

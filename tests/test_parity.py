@@ -2,7 +2,6 @@
 `ansible-playbook playbooks/cluster_create.yml -e ...` leave identical records."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 import requests
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
-from conftest import ApiServer, wait_for
+from conftest import ApiServer, ansible_env, wait_for
 
 BIN = Path(sys.executable).parent
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
@@ -39,12 +38,6 @@ def normalise(store):
     return out
 
 
-def ansible_env(project, db_url):
-    return dict(os.environ, MAGNUM_DB_URL=db_url, ANSIBLE_CONFIG=str(project / 'ansible.cfg'),
-                MAGNUM_PROVIDER='none',
-                PATH='%s:%s' % (BIN, os.environ['PATH']))
-
-
 def test_rest_and_ansible_playbook_leave_identical_records(project, tmp_path):
     rest_db = 'sqlite:///%s' % (tmp_path / 'rest.sqlite')
     server = ApiServer(rest_db, project, tmp_path).start()
@@ -64,7 +57,7 @@ def test_rest_and_ansible_playbook_leave_identical_records(project, tmp_path):
         server.stop()
 
     pb_db = 'sqlite:///%s' % (tmp_path / 'playbook.sqlite')
-    env = ansible_env(project, pb_db)
+    env = ansible_env(pb_db, project=project)
     tpl_args = dict(TPL, labels='kube_tag=v1.30.1,flannel_backend=vxlan')
     subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
                     '-a', json.dumps(tpl_args)], cwd=project, env=env, check=True,
@@ -91,7 +84,7 @@ def test_rest_and_ansible_playbook_leave_identical_records(project, tmp_path):
 def test_playbook_run_twice_changes_nothing(project, tmp_path):
     """Re-running a finished create is refused by the state machine and changes no record."""
     db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
-    env = ansible_env(project, db)
+    env = ansible_env(db, project=project)
     subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
                     '-a', json.dumps(dict(TPL, labels='kube_tag=v1.30.1'))], cwd=project,
                    env=env, check=True, capture_output=True)
@@ -108,7 +101,7 @@ def test_playbook_upgrade_is_checked_like_the_api(project, tmp_path):
     """`ansible-playbook playbooks/cluster_upgrade.yml` refuses what the API refuses
     (a kube_tag downgrade, an unknown node group) before the cluster changes."""
     db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
-    env = ansible_env(project, db)
+    env = ansible_env(db, project=project)
 
     def template(name, kube_tag):
         subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
@@ -156,7 +149,7 @@ def test_playbook_operations_are_refused_as_the_api_refuses_them(project, tmp_pa
     from api.settings import Settings
 
     db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
-    env = ansible_env(project, db)
+    env = ansible_env(db, project=project)
     subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
                     '-a', json.dumps(dict(TPL, labels='kube_tag=v1.30.1'))], cwd=project,
                    env=env, check=True, capture_output=True)

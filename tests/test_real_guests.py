@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, wait_for
+from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env, wait_for
 from conftest import lab_connect as connect
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
@@ -55,11 +55,9 @@ def node_image(cloud, tmp_path_factory):
 
 
 def playbook_env(tmp_path):
-    return dict(os.environ, MAGNUM_DB_URL='sqlite:///%s' % (tmp_path / 'm.sqlite'),
-                MAGNUM_PROVIDER='openstack', MAGNUM_CLOUD=LAB_CLOUD,
-                OS_CLIENT_CONFIG_FILE=LAB_CLOUDS_YAML, XDG_DATA_HOME=str(tmp_path / 'data'),
-                ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'),
-                PATH='%s:%s' % (BIN, os.environ['PATH']))
+    return ansible_env('sqlite:///%s' % (tmp_path / 'm.sqlite'), 'openstack',
+                       MAGNUM_CLOUD=LAB_CLOUD, OS_CLIENT_CONFIG_FILE=LAB_CLOUDS_YAML,
+                       XDG_DATA_HOME=str(tmp_path / 'data'))
 
 
 def run(env, *args, timeout=3600):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ApiServer, REPO, api_settled, wait_for
+from conftest import ApiServer, REPO, ansible_env, api_settled, wait_for
 from test_infra_docker import (docker_inspect, docker_ls, docker_ok, host_addresses, nothing_left,
                                refused_from, remove_leftovers)
 
@@ -106,9 +106,7 @@ class Playbooks:
 
     def __init__(self, db_url, project, env):
         self.project = project
-        self.env = dict(os.environ, MAGNUM_DB_URL=db_url, MAGNUM_PROVIDER='docker',
-                        ANSIBLE_CONFIG=str(project / 'ansible.cfg'),
-                        PATH='%s:%s' % (BIN, os.environ['PATH']), **env)
+        self.env = ansible_env(db_url, 'docker', project, **env)
 
     def playbook(self, name, extravars, check=True):
         run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/%s.yml' % name,
@@ -320,17 +318,20 @@ def check_a_worker_is_replaced_as_the_auto_healer_asks(ops, api, cfg, uuid):
     return sorted(n for n in after if '-node-' in n)
 
 
+def health_round(rest, name):
+    """cluster_health.yml's round on the cluster ``name``: its health and reason after it."""
+    run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_health.yml',
+                          '-e', 'cluster=%s' % name], cwd=str(REPO),
+                         env=ansible_env(rest.server.db_url, 'docker', **rest.server.env),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:]
+    shown = rest.show(name)
+    return shown['health_status'], shown['health_status_reason']
+
+
 def check_health_follows_a_stopped_worker(ops, worker):
     def health():
-        run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_health.yml',
-                              '-e', 'cluster=sw'], cwd=str(REPO), env=dict(
-                                  os.environ, MAGNUM_DB_URL=ops.server.db_url,
-                                  MAGNUM_PROVIDER='docker',
-                                  PATH='%s:%s' % (BIN, os.environ['PATH']), **ops.server.env),
-                             capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stdout[-2000:]
-        shown = ops.show('sw')
-        return shown['health_status'], shown['health_status_reason']
+        return health_round(ops, 'sw')
 
     assert health() == ('HEALTHY', {'api': 'ok'})
     subprocess.run(['docker', 'stop', worker], check=True, capture_output=True)
@@ -382,16 +383,7 @@ def test_three_managers_behind_the_load_balancer_survive_one_stopping(rest, tmp_
             assert json.loads(info)['registry.local:5000']['Secure'] is False, info
 
         def health():
-            run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_health.yml',
-                                  '-e', 'cluster=ha'], cwd=str(REPO), env=dict(
-                                      os.environ, MAGNUM_DB_URL=rest.server.db_url,
-                                      MAGNUM_PROVIDER='docker',
-                                      PATH='%s:%s' % (BIN, os.environ['PATH']),
-                                      **rest.server.env),
-                                 capture_output=True, text=True, timeout=300)
-            assert run.returncode == 0, run.stdout[-2000:]
-            shown = rest.show('ha')
-            return shown['health_status'], shown['health_status_reason']
+            return health_round(rest, 'ha')
 
         # The first manager initialised the swarm (the Raft leader): stop it.
         stopped = managers[0]

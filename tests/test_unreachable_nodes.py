@@ -10,7 +10,7 @@ import os
 import subprocess
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
-from conftest import BIN, REPO, free_port as closed_port  # a port nothing listens on
+from conftest import BIN, REPO, ansible_env, free_port as closed_port  # a port nothing listens on
 
 
 def test_a_node_that_cannot_be_asked_about_its_job_fails_the_step_naming_it(tmp_path):
@@ -55,9 +55,7 @@ def test_an_operation_whose_node_does_not_answer_ends_failed_naming_it(project, 
     """cluster_create.yml from ansible-playbook, its driver's step delegated to a node
     whose sshd is gone (the fixture driver's label test_unreachable_port)."""
     db = 'sqlite:///%s' % (tmp_path / 'pb.sqlite')
-    env = dict(os.environ, MAGNUM_DB_URL=db, MAGNUM_PROVIDER='none', ANSIBLE_NOCOLOR='1',
-               ANSIBLE_CONFIG=str(project / 'ansible.cfg'), HOME=str(tmp_path),
-               PATH='%s:%s' % (BIN, os.environ['PATH']))
+    env = ansible_env(db, project=project, ANSIBLE_NOCOLOR='1', HOME=str(tmp_path))
     template = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
                 'external_network_id': 'public', 'keypair_id': 'kp'}
     subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.cluster_template',
