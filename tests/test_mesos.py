@@ -20,9 +20,9 @@ from functools import partial
 
 import pytest
 
-from conftest import ApiServer, REPO, wait_for
+from conftest import BIN, ApiServer, REPO, wait_for
 from test_infra_docker import docker_ls, docker_ok, nothing_left, remove_leftovers
-from test_swarm import BIN, Rest
+from test_swarm import Rest
 
 NEEDS_DOCKER = pytest.mark.skipif(
     not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '

@@ -15,19 +15,16 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import uuid as uuidlib
-from pathlib import Path
 
 import pytest
 import yaml
 
 from api import auth_cache
-from conftest import (HELM, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env, debian_image,
-                      helm, wait_for)
+from conftest import (BIN, HELM, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env,
+                      debian_image, helm, wait_for)
 from conftest import lab_connect as connect
 
-BIN = Path(sys.executable).parent
 CLOUD = LAB_CLOUD
 # The lab's clouds.yaml (an admin of the cloud). The tests themselves run as a user and
 # project of their own (the `lab` fixture), given only to what talks to the lab (not to

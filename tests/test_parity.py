@@ -3,15 +3,12 @@
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import requests
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import store as store_mod
-from conftest import ApiServer, ansible_env, wait_for
+from conftest import BIN, ApiServer, ansible_env, wait_for
 
-BIN = Path(sys.executable).parent
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'kp',

@@ -14,20 +14,17 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env, wait_for
+from conftest import BIN, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env, wait_for
 from conftest import lab_connect as connect
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
     cloud_servers)
 from test_keystone_auth import RUN, coe, identities, lab_region_connection
 
-BIN = Path(sys.executable).parent
 pytestmark = NEEDS_LAB + [pytest.mark.real_guests]
 GUEST_FLAVOR = 'g1.small'   # the lab's flavor for real guests (768 MiB)
 IMAGE = 'debian-12-magnum'

@@ -11,17 +11,14 @@ import os
 import signal
 import shutil
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import ApiServer, REPO, ansible_env, api_settled, wait_for
+from conftest import BIN, ApiServer, REPO, ansible_env, api_settled, wait_for
 from test_infra_docker import (docker_inspect, docker_ls, docker_ok, host_addresses, nothing_left,
                                refused_from, remove_leftovers)
 
-BIN = Path(sys.executable).parent
 OPENSTACK = str(BIN / 'openstack')
 pytestmark = [pytest.mark.docker, pytest.mark.skipif(
     not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '
