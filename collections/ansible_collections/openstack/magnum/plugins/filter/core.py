@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
-    drivers, failures, fields, images, labels, node_files, operations, registries)
+    drivers, failures, fields, images, labels, node_files, node_values, operations, registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
 
@@ -60,6 +60,7 @@ class FilterModule(object):
             'node_files_to_push': node_files.files_to_push,
             'node_push_command': node_files.push_command,
             'operation_plan': operations.plan,
+            'systemd_environment': node_values.systemd_environment,
         })
         table.update(cluster_create_input=cluster_create_input,
                      driver_missing_roles=driver_missing_roles, missing_roles=missing_roles,

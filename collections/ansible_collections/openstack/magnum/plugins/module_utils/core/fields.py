@@ -11,7 +11,7 @@ import uuid as uuidlib
 
 from ansible.module_utils.six import string_types, integer_types
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import labels
+from ansible_collections.openstack.magnum.plugins.module_utils.core import labels, node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Conflict, Invalid
 
 STR, INT, BOOL, DICT, LIST = 'str', 'int', 'bool', 'dict', 'list'
@@ -190,8 +190,7 @@ def _label_values(field, value):
         if isinstance(item, string_types) and len(item) > MAX_LABEL_VALUE:
             raise wrong(field, value, "Label %s: a value has at most %d characters."
                         % (key[:80], MAX_LABEL_VALUE))
-        if '\x00' in key or (isinstance(item, string_types) and '\x00' in item):
-            raise wrong(field, value, "Labels must not contain a NUL character.")
+        node_values.check_label_value(field, key, item if isinstance(item, string_types) else '')
     return value
 
 

@@ -17,6 +17,7 @@ import re
 
 from ansible.module_utils.six import string_types
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 BOOL = 'bool'
@@ -25,6 +26,10 @@ CIDR = 'cidr'
 CIDRS = 'cidrs'
 TAG = 'tag'
 STR = 'str'
+# Command-line flags (``--a=1 --b``), each value written as is into a component's flags.
+OPTIONS = 'options'
+# An image repository prefix (registry[:port]/path).
+REPOSITORY = 'repository'
 
 # The words a boolean is written in, a field's (oslo's bool_from_string) and a label's.
 TRUE_WORDS = ('true', '1', 'yes', 'on', 't', 'y')
@@ -52,14 +57,14 @@ CATALOGUE = {
     'coredns_tag': (TAG, None),
     'cloud_provider_tag': (TAG, None),
     'cloud_provider_enabled': (BOOL, None),
-    'hyperkube_prefix': (STR, None),
-    'container_infra_prefix': (STR, None),
+    'hyperkube_prefix': (REPOSITORY, None),
+    'container_infra_prefix': (REPOSITORY, None),
     'admission_control_list': (STR, None),
-    'kubelet_options': (STR, None),
-    'kubeapi_options': (STR, None),
-    'kubescheduler_options': (STR, None),
-    'kubecontroller_options': (STR, None),
-    'kubeproxy_options': (STR, None),
+    'kubelet_options': (OPTIONS, None),
+    'kubeapi_options': (OPTIONS, None),
+    'kubescheduler_options': (OPTIONS, None),
+    'kubecontroller_options': (OPTIONS, None),
+    'kubeproxy_options': (OPTIONS, None),
     'cgroup_driver': (STR, ('systemd', 'cgroupfs')),
     'keystone_auth_enabled': (BOOL, None),
     'k8s_keystone_auth_tag': (TAG, None),
@@ -159,6 +164,7 @@ ALIASES = {'rexray-preempt': 'rexray_preempt', 'keystone-auth-enabled': 'keyston
 
 _KEY_RE = re.compile(r'^[A-Za-z0-9_.\-/]+$')
 _TAG_RE = re.compile(r'^[A-Za-z0-9_.\-+]+$')
+_FLAG_RE = re.compile(r'\A[A-Za-z0-9][A-Za-z0-9\-]*\Z')
 _VERSION_RE = re.compile(r'^v?(\d+)\.(\d+)(?:\.(\d+))?')
 
 
@@ -237,6 +243,10 @@ def _check_value(key, value):
     elif kind == TAG:
         if value and not _TAG_RE.match(value):
             raise Invalid("Label %s has an invalid tag %r." % (key, value))
+    elif kind == OPTIONS:
+        flags(value, key)
+    elif kind == REPOSITORY:
+        node_values.check_repository('Label %s' % key, value)
     if allowed is not None and value not in allowed:
         raise Invalid("Label %s must be one of %s, not %r."
                       % (key, ', '.join(repr(a) for a in allowed), value))
@@ -245,6 +255,21 @@ def _check_value(key, value):
         if bad:
             raise Invalid("Label mesos_slave_isolation: unknown isolator(s) %s; allowed: %s."
                           % (', '.join(bad), ', '.join(MESOS_ISOLATION)))
+
+
+def flags(value, label):
+    """``--a=1 --b`` (an ``*_options`` label) -> [{'name': 'a', 'value': '1'}, {'name': 'b',
+    'value': 'true'}]: each a --flag or --flag=value, its name letters, digits and '-', its
+    value nothing that quotes, escapes or expands (it is written as is into a component's
+    flags: kubeadm's kubelet environment file, static pods' commands)."""
+    args = []
+    for word in (value or '').split():
+        name, equals, val = word[2:].partition('=')
+        if not word.startswith('--') or not _FLAG_RE.match(name):
+            raise Invalid("Label %s: %r is not a --flag or --flag=value." % (label, word))
+        node_values.check_plain('Label %s: flag --%s' % (label, name), val)
+        args.append({'name': name, 'value': val if equals else 'true'})
+    return args
 
 
 def autoscaling_bounds(labels):

@@ -13,7 +13,7 @@ import re
 import uuid as uuidlib
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
-    driver_spec, drivers, fields, images, labels as labels_mod, registries, states)
+    driver_spec, drivers, fields, images, labels as labels_mod, node_values, registries, states)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, Invalid)
 
@@ -91,6 +91,7 @@ def validate_template(tpl, cluster_user_trust=False):
     coe = tpl['coe']
     storage = tpl.get('docker_storage_driver')
     registries.host(tpl.get('insecure_registry'))
+    node_values.check_template(tpl)
     port = tpl.get('apiserver_port')
     if port is not None and not 1024 <= port <= 65535:
         raise Invalid("Invalid input for field/attribute apiserver_port. Value: '%s'. "
@@ -333,6 +334,7 @@ def build_nodegroup(data, cluster, template, project_id=None):
                         argument='nodegroup')
     if not given.get('name'):
         raise mandatory_missing('name')
+    node_values.check_name('name', given['name'])
     if given.get('role') == RESERVED_ROLE:
         raise Invalid("Creating master nodegroups is currently not supported.")
     group = fields.with_defaults(fields.NODEGROUP, given)

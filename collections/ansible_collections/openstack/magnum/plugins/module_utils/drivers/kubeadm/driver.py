@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
@@ -32,6 +33,8 @@ def refuses(template, labels):
         return ("Labels %s are the Cluster API driver's (a template with the "
                 "capi_helm_chart_version label); this driver does not use them - unset them"
                 % ', '.join(theirs))
+    # Every node registers with its zone as a Kubernetes label (topology.kubernetes.io/zone).
+    node_values.check_k8s_label_value('Label availability_zone', labels.get('availability_zone'))
     if labels.get('cert_manager_api') not in (None, '') and \
             not labels_mod.to_bool(labels['cert_manager_api']):
         # Magnum's cert_manager_api=true gave the controller manager the cluster CA to sign

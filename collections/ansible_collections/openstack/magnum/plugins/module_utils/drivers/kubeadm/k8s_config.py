@@ -18,7 +18,7 @@ import re
 import tarfile
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
-from ansible_collections.openstack.magnum.plugins.module_utils.core import registries
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values, registries
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 DEFAULT_KUBE_TAG = 'v1.36.0'
@@ -140,15 +140,8 @@ def parse_version(tag):
 
 
 def parse_options(value, label):
-    """``--a=1 --b`` (a *_options label) -> [{'name': 'a', 'value': '1'}, {'name': 'b',
-    'value': 'true'}], kubeadm's extraArgs form."""
-    args = []
-    for word in (value or '').split():
-        if not word.startswith('--') or len(word) < 3:
-            raise Invalid("Label %s: %r is not a --flag or --flag=value." % (label, word))
-        name, equals, val = word[2:].partition('=')
-        args.append({'name': name, 'value': val if equals else 'true'})
-    return args
+    """``--a=1 --b`` (a *_options label) -> kubeadm's extraArgs form (labels.flags)."""
+    return labels_mod.flags(value, label)
 
 
 def _network(value, label):
@@ -594,7 +587,7 @@ def resolv_conf(conf, node_text, controller_text=''):
         return [n for n in names if not _is_loopback(n)]
     kept = [line.strip() for line in (node_text or '').splitlines()
             if line.split() and line.split()[0] in ('search', 'domain', 'options')]
-    chosen = ([conf['dns_nameserver']] if conf.get('dns_nameserver') else
+    chosen = (node_values.dns_servers(conf.get('dns_nameserver')) or
               reachable(servers(node_text)) or reachable(servers(controller_text)))
     if not chosen:
         raise Invalid("No DNS server for the cluster's pods to forward to: the nodes resolve "
@@ -639,17 +632,18 @@ def containerd_config(conf):
         'version = 2',
         '',
         '[plugins."io.containerd.grpc.v1.cri"]',
-        '  sandbox_image = "%s"' % pause,
+        '  sandbox_image = %s' % node_values.toml_string(pause),
         # Without CAP_SYS_RESOURCE a negative oom_score_adj cannot be set in a node.
         '  restrict_oom_score_adj = true',
         '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
         '  runtime_type = "io.containerd.runc.v2"',
         '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
         '  SystemdCgroup = %s' % systemd,
-    ] + (['  BinaryName = "%s"' % conf['runc_binary']] if conf.get('runc_binary') else []) + [
+    ] + (['  BinaryName = %s' % node_values.toml_string(conf['runc_binary'])]
+         if conf.get('runc_binary') else []) + [
         # Per-registry settings (registry_hosts: the template's insecure_registry).
         '[plugins."io.containerd.grpc.v1.cri".registry]',
-        '  config_path = "%s"' % conf['registry_hosts_dir'],
+        '  config_path = %s' % node_values.toml_string(conf['registry_hosts_dir']),
         ''])
 
 
@@ -660,9 +654,9 @@ def registry_hosts(conf):
     host = conf['insecure_registry']
     return '\n'.join([
         conf['registry_hosts_mark'],
-        'server = "http://%s"' % host,
+        'server = %s' % node_values.toml_string('http://' + host),
         '',
-        '[host."https://%s"]' % host,
+        '[host.%s]' % node_values.toml_string('https://' + host),
         '  capabilities = ["pull", "resolve"]',
         '  skip_verify = true',
         ''])

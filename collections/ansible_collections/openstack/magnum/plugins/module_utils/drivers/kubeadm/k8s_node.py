@@ -19,6 +19,7 @@ import shutil
 import stat
 import threading
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 
 SYSTEMD_DIR = '/etc/systemd/system'
@@ -108,8 +109,7 @@ def containerd_unit(source):
 def proxy_dropin(proxy):
     """containerd's drop-in with the template's proxies (for image pulls); an empty
     [Service] section without any, so that proxies a template no longer has go too."""
-    return '[Service]\n' + ''.join('Environment="%s=%s"\n' % (name, value)
-                                   for name, value in sorted((proxy or {}).items()))
+    return '[Service]\n' + node_values.systemd_environment(proxy or {})
 
 
 def archives_to_import(images, have):
