@@ -10,6 +10,7 @@ job records (an extension) have one rule of their own, ``job:get``.
 import hashlib
 import logging
 import os
+import stat
 
 from flask import current_app, g
 from oslo_config import cfg
@@ -141,6 +142,10 @@ def parse_rules(data):
     return rules
 
 
+# The most a policy file may hold (Magnum's whole policy, every rule overridden, is ~20 kB).
+MAX_POLICY_BYTES = 1024 * 1024
+
+
 class PolicyRules(object):
     """Magnum's rules with an operator's policy file over them, read again whenever the
     file's content changes (not its time: an edit within a second, or a file put back,
@@ -165,12 +170,27 @@ class PolicyRules(object):
             self.digest = hashlib.sha256(data).hexdigest()
 
     def _read(self):
+        """The file's content, or None (why logged): only a regular file, at most
+        MAX_POLICY_BYTES, opened without waiting (a FIFO or a device put in its place would
+        hold every request)."""
         try:
-            with open(self.path, 'rb') as handle:
-                return handle.read()
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as exc:
             self._refuse('it cannot be read (%s)' % exc.strerror)
             return None
+        with os.fdopen(fd, 'rb') as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                self._refuse('it is not a regular file')
+                return None
+            try:
+                data = handle.read(MAX_POLICY_BYTES + 1)
+            except OSError as exc:
+                self._refuse('it cannot be read (%s)' % exc.strerror)
+                return None
+        if len(data) > MAX_POLICY_BYTES:
+            self._refuse('it is larger than %d bytes' % MAX_POLICY_BYTES)
+            return None
+        return data
 
     def _refuse(self, why):
         if why != self.refused:

@@ -4,6 +4,7 @@ policy are Magnum's, bad input is a 400 that stores nothing, repeated and cancel
 does not linger."""
 
 import os
+import threading
 import uuid as uuidlib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -771,6 +772,25 @@ def test_a_federation_acts_only_on_clusters_the_caller_may_update(db_url, projec
     assert fed['status'] == 'CREATE_COMPLETE'
 
 
+def within(seconds, fn):
+    """fn()'s result, or its exception; a failure when it has not returned in ``seconds``
+    (a daemon thread: a call that hangs does not hold the test run)."""
+    outcome = {}
+
+    def run():
+        try:
+            outcome['value'] = fn()
+        except Exception as exc:
+            outcome['error'] = exc
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert outcome, 'no answer within %d s' % seconds
+    if 'error' in outcome:
+        raise outcome['error']
+    return outcome['value']
+
+
 def test_a_policy_file_overrides_magnums_defaults(db_url, project, tmp_path):
     policy_file = tmp_path / 'policy.yaml'
     policy_file.write_text('"cluster:create": "role:admin"\n'
@@ -791,6 +811,12 @@ def test_a_policy_file_overrides_magnums_defaults(db_url, project, tmp_path):
         with pytest.raises(Exception, match=why):
             make_app(db_url, project, tmp_path, policy_file=str(policy_file),
                      start_executor=False)
+    # only a regular file is read, never one that would hold the start (a FIFO)
+    fifo = tmp_path / 'fifo.yaml'
+    os.mkfifo(fifo)
+    with pytest.raises(Exception, match='cannot be read'):
+        within(30, lambda: make_app(db_url, project, tmp_path, policy_file=str(fifo),
+                                    start_executor=False))
 
 
 def test_a_policy_file_changed_at_run_time_never_widens_access(sqlite_url, project, tmp_path):
@@ -824,4 +850,13 @@ def test_a_policy_file_changed_at_run_time_never_widens_access(sqlite_url, proje
     assert listing() == 200
     policy_file.write_text('"cluster:get_all": "role:admin"\n')
     os.utime(policy_file, ns=(stamp, stamp))
+    assert listing() == 403
+    # A FIFO, or a file too large, in its place: the last good rules, without waiting
+    # (a FIFO opened for reading used to hold every request, GET /v1/ included).
+    policy_file.unlink()
+    os.mkfifo(policy_file)
+    assert within(30, listing) == 403
+    assert within(30, lambda: call(client, 'GET', '/v1/').status_code) == 200
+    policy_file.unlink()
+    policy_file.write_text('"cluster:get_all": "role:member"\n' + '#' * (1024 * 1024))
     assert listing() == 403
