@@ -142,7 +142,7 @@ def test_every_value_that_reaches_a_node_file_is_refused_or_inert():
     # a line break is refused wherever it is given
     breaks = [h for h in HOSTILE if re.search('[\n\r\x85\u2028]', h)]
     leaked = [where for where, result in seen.items()
-                                   if where[2] in breaks and result != "refused"]
+              if where[2] in breaks and result != 'refused']
     assert leaked == [], leaked
 
 
