@@ -60,6 +60,8 @@ class Executor(JobQueue):
         self._health_pending = set()
         self._broken_since = {}  # cluster uuid -> {node name: when first seen broken}
         self._health_due = time.monotonic() + settings.health_interval
+        self._secrets_due = 0.0
+        self._remove_stale_secrets()
         self._reap()
         self._beat = threading.Thread(target=self._heartbeat, name='magnum-heartbeat',
                                       daemon=True)
@@ -122,8 +124,19 @@ class Executor(JobQueue):
                 self.take_jobs()
                 self._schedule_health()
                 self.sweep_credentials()
+                self._remove_stale_secrets()
             except Exception:  # keep beating whatever one round did
                 LOG.exception('heartbeat failed')
+
+    def _remove_stale_secrets(self):
+        """At start, then every few minutes: the secrets runs left behind (a process
+        killed with them running: kill -9, a machine restarted) go."""
+        if time.monotonic() < self._secrets_due:
+            return
+        self._secrets_due = time.monotonic() + 5 * SECRETS_GRACE
+        for directory in remove_stale_secrets(
+                self.settings.runner_dir, held=set(self._running) | set(self._health_pending)):
+            LOG.warning('removed the secrets left in %s by a run no process holds', directory)
 
     def _reap(self):
         """Fail orphaned jobs, and stop what is left of their playbook runs here."""
@@ -342,6 +355,13 @@ class Executor(JobQueue):
         jobs_mod.fail_operation(self.store, job, reason)
 
 
+# The files of a run's private directory that hold a secret: its cloud credential, the
+# store's URL (its password), the cached authentication (api/auth_cache.py).
+RUN_SECRETS = ('clouds.yaml', STORE_URL_NAME, auth_cache.CACHE_NAME, auth_cache.SECURE_NAME)
+# A run's secrets younger than this are another process's run about to start, never stale.
+SECRETS_GRACE = 120
+
+
 def _remove_run_secrets(private_dir):
     """A run's credential and cached authentication do not outlive it."""
     for name in ('clouds.yaml', STORE_URL_NAME):
@@ -350,6 +370,42 @@ def _remove_run_secrets(private_dir):
         except FileNotFoundError:
             pass
     auth_cache.forget(private_dir)
+
+
+def remove_stale_secrets(runner_dir, held=(), proc='/proc', now=None):
+    """Remove the secrets of the runs no process holds any more - a crashed or killed
+    API's or conductor's, or a restarted machine's - from the private directories under
+    ``runner_dir`` (a job's, named after its uuid, and health/<cluster uuid>): those no
+    process on this host names on its command line (a run's Ansible processes name their
+    private directory), that are not among ``held`` (this process's own runs, named as
+    their directories are) and whose secrets are older than SECRETS_GRACE. Returns the
+    directories cleaned."""
+    runner_dir = str(runner_dir)
+    dirs = []
+    for top in (runner_dir, os.path.join(runner_dir, 'health')):
+        try:
+            dirs += [os.path.join(top, name) for name in os.listdir(top) if name != 'health']
+        except OSError:
+            continue
+    now = time.time() if now is None else now
+    named = None
+    cleaned = []
+    for directory in dirs:
+        ages = []
+        for name in RUN_SECRETS:
+            try:
+                ages.append(now - os.stat(os.path.join(directory, name)).st_mtime)
+            except OSError:
+                pass
+        if not ages or min(ages) < SECRETS_GRACE or os.path.basename(directory) in held:
+            continue
+        if named is None:   # read once, only when some run has secrets left
+            named = [cmd for _ppid, cmd in _processes(proc).values() if 'ansible' in cmd]
+        if any(os.path.basename(directory) in cmd for cmd in named):
+            continue
+        _remove_run_secrets(directory)
+        cleaned.append(directory)
+    return cleaned
 
 
 def _output_tail(runner, lines=3):

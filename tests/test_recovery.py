@@ -1,6 +1,10 @@
 """No stuck states: a crash of the API (kill -9) during a job, a timeout, a restart."""
 
 import os
+import subprocess
+import sys
+import time
+import uuid as uuidlib
 
 import pytest
 import requests
@@ -81,3 +85,39 @@ def test_create_timeout_ends_create_failed(api_server):
         'Timed out after 1 minutes (create_timeout) during create.'
     requests.delete(api_server.url + '/v1/clusters/late', headers=LATEST, timeout=30)
     wait_for(lambda: get(api_server, '/v1/clusters/late').status_code == 404, timeout=60)
+
+
+def test_secrets_a_crash_left_are_removed_when_a_process_starts(sqlite_url, project, tmp_path):
+    """The store's URL (its password), a cluster's clouds.yaml and cached authentication
+    that runs of a killed API left (its jobs' and its health rounds' private directories)
+    are removed when an API starts; a run another live process holds, and one just
+    written (another process's run about to start), keep theirs."""
+    runner = tmp_path / 'jobs'
+    old = time.time() - 3600
+
+    def run_dir(*parts, files=('store-url',), mtime=old):
+        directory = runner.joinpath(*parts)
+        directory.mkdir(parents=True)
+        for name in files:
+            (directory / name).write_text('postgresql://magnum:secret@db/magnum')
+            os.utime(directory / name, (mtime, mtime))
+        return directory
+    crashed_job = run_dir(str(uuidlib.uuid4()), files=('store-url', 'clouds.yaml',
+                                                       'auth-cache.json', 'secure.yaml'))
+    crashed_health = run_dir('health', str(uuidlib.uuid4()))
+    held = run_dir(str(uuidlib.uuid4()))
+    fresh = run_dir(str(uuidlib.uuid4()), mtime=time.time())
+    holder = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)',
+                               'ansible-playbook', '--private-data-dir', str(held)])
+    try:
+        server = ApiServer(sqlite_url, project, tmp_path).start()
+        try:
+            assert sorted(os.listdir(crashed_job)) == []
+            assert os.listdir(crashed_health) == []
+            assert os.listdir(held) == ['store-url'] and os.listdir(fresh) == ['store-url']
+            assert 'removed the secrets left in %s' % crashed_job in server.log.read_text()
+        finally:
+            server.stop()
+    finally:
+        holder.kill()
+        holder.wait()
