@@ -72,3 +72,47 @@ def test_an_operation_whose_node_does_not_answer_ends_failed_naming_it(project, 
     assert record['status'] == 'CREATE_FAILED', record
     assert record['status_reason'].startswith('test-node-0 is unreachable: '), record
     assert 'Connection refused' in record['status_reason'], record
+
+
+def test_the_do_nothing_provider_has_the_driver_reach_nothing(tmp_path):
+    """Provider none (no servers) and the real Kubernetes driver: its create ends
+    CREATE_FAILED saying the provider gave no servers, and no request leaves for where it
+    would fetch Kubernetes from (every download URL is a recorder here; the preflight
+    used to fetch before the driver found it had no nodes)."""
+    import http.server
+    import threading
+    asked = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            asked.append(self.path)
+            self.send_error(404)
+
+        def log_message(self, *args):
+            pass
+    recorder = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Recorder)
+    threading.Thread(target=recorder.serve_forever, daemon=True).start()
+    url = 'http://127.0.0.1:%d' % recorder.server_address[1]
+    db = 'sqlite:///%s' % (tmp_path / 'none.sqlite')
+    env = ansible_env(db, ANSIBLE_NOCOLOR='1', HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path),
+                      XDG_DATA_HOME=str(tmp_path), MAGNUM_K8S_ARTIFACTS='',
+                      **dict((name, url) for name in (
+                          'MAGNUM_K8S_DOWNLOAD_URL', 'MAGNUM_K8S_CRICTL_URL',
+                          'MAGNUM_CONTAINERD_URL', 'MAGNUM_RUNC_URL', 'MAGNUM_K8S_CALICO_URL',
+                          'MAGNUM_K8S_CHARTS_URL')))
+    try:
+        template = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
+                    'external_network_id': 'public', 'keypair_id': 'kp'}
+        subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
+                        'openstack.magnum.cluster_template', '-a', json.dumps(template)],
+                       cwd=str(REPO), env=env, check=True, capture_output=True, timeout=300)
+        run = subprocess.run(
+            [str(BIN / 'ansible-playbook'), 'playbooks/cluster_create.yml', '-e',
+             json.dumps({'cluster': {'name': 'c1', 'cluster_template_id': 'tpl'}})],
+            cwd=str(REPO), env=env, capture_output=True, text=True, timeout=300)
+        record = store_mod.Store(db).get('cluster', 'c1')
+        assert record['status'] == 'CREATE_FAILED', run.stdout[-3000:]
+        assert 'provider none gave none' in record['status_reason'], record['status_reason']
+        assert asked == []
+    finally:
+        recorder.shutdown()

@@ -32,11 +32,14 @@ def test_the_plan_of(driver, provider, operation):
         # the COE lets its nodes go first, the provider deletes the servers last
         assert steps == [(r, 'delete') for r in list(driver.roles) + infra]
     else:
+        # none of these without a provider that makes the nodes (#61: the do-nothing
+        # provider's resize had the kubeadm driver fetch from dl.k8s.io)
+        nodes = bool(infra) or driver.own_infrastructure
         first = [(r, 'removal_order') for r in driver.roles] if (
-            operation == 'resize' and driver.picks_nodes_to_remove) else []
+            operation == 'resize' and driver.picks_nodes_to_remove and nodes) else []
         # an operation that makes nodes: the provider prepares and the COE roles find
         # what the nodes will need before any is made
-        if operation in ('create', 'resize', 'nodegroup_create') and driver.preflight:
+        if operation in ('create', 'resize', 'nodegroup_create') and driver.preflight and nodes:
             first += [(r, 'prepare') for r in infra] + [(r, 'preflight') for r in driver.roles]
         assert steps == first + [(r, operation) for r in infra] + \
             [(r, operation) for r in driver.roles] + [(r, 'remove_nodes') for r in infra]
@@ -60,6 +63,8 @@ def test_the_infrastructure_alone_and_unknown_operations():
         ['kubernetes', 'removal_order'], ['infra_docker', 'prepare'],
         ['kubernetes', 'preflight'], ['infra_docker', 'resize'], ['kubernetes', 'resize'],
         ['infra_docker', 'remove_nodes']]
+    # with nothing to make its nodes, its resize neither reads nor fetches for nodes
+    assert operations.plan(kubeadm, 'resize', 'none')['steps'] == [['kubernetes', 'resize']]
     assert operations.plan(kubeadm, 'create', 'openstack', coe=False)['steps'] == [
         ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
     with pytest.raises(Invalid, match="Unknown operation 'rebuild'"):

@@ -12,6 +12,8 @@ picks the nodes a shrink removes names them (``removal_order``). An operation th
 nodes, for a driver with a preflight, first has the provider prepare (its checks, and the
 architecture of the nodes it will make: ``magnum_node_machine``), then the COE roles find
 what those nodes will need (``preflight``): when that cannot be had, nothing is made.
+Neither runs when no provider makes the nodes (provider ``none`` for a driver that does not
+bring its own infrastructure): they would read nodes, or fetch for nodes, that never are.
 """
 
 from __future__ import absolute_import, division, print_function
@@ -49,8 +51,13 @@ def plan(driver, operation, provider, coe=True):
     elif operation == 'delete':
         steps = [[role, 'delete'] for role in cluster + infra]
     else:
-        picks = operation == 'resize' and driver.get('picks_nodes_to_remove')
-        preflight = operation in MAKE_NODES and driver.get('preflight') and cluster
+        # With no provider to make its servers (provider none, for a driver that does not
+        # bring its own), the COE roles read no node and fetch nothing for nodes that will
+        # never be: no removal order, no preflight - the operation's own step says why it
+        # cannot go on.
+        nodes = bool(infra) or bool(driver.get('own_infrastructure'))
+        picks = operation == 'resize' and driver.get('picks_nodes_to_remove') and nodes
+        preflight = operation in MAKE_NODES and driver.get('preflight') and cluster and nodes
         steps = ([[role, 'removal_order'] for role in cluster] if picks else []) \
             + ([[role, 'prepare'] for role in infra]
                + [[role, 'preflight'] for role in cluster] if preflight else []) \
