@@ -33,9 +33,6 @@ SEED_TEMPLATE = dict(ref.TPL, image_id='debian-12')
 DELIBERATE = {
     'template create: bad coe': 'Magnum 23 knows Kubernetes only; this project also drives '
                                 'Docker Swarm and Mesos, so its list of COEs is longer.',
-    'template create: bad network driver': "each project names the network drivers its own "
-                                           "Kubernetes driver deploys (Magnum's lists cilium "
-                                           "and 'unspecified').",
     'template create: bad bool': "Magnum answers 500 (a server error) for a boolean field "
                                  "given 'perhaps'; this API answers 400 naming the field.",
     'template create: list body': "Magnum answers 500 ('list' object has no attribute "

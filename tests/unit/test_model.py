@@ -76,7 +76,11 @@ def test_a_servers_flavor_is_its_groups_else_its_clusters_else_the_default():
 
 @pytest.mark.parametrize('extra,message', [
     ({'coe': 'swarm', 'network_driver': 'calico'}, 'Network driver type calico'),
-    ({'network_driver': 'Flannel'}, 'Network driver type Flannel'),
+    ({'network_driver': 'Flannel'}, 'Network driver type Flannel is not supported, expecting '
+                                    'a flannel/calico/cilium/unspecified network driver.'),
+    # Magnum 23 takes cilium; the kubeadm driver cannot deploy it: Magnum's "not allowed"
+    ({'network_driver': 'cilium'}, 'Network driver type cilium is not allowed, expecting a '
+                                   'flannel/calico/unspecified network driver.'),
     ({'volume_driver': 'rexray'}, 'Volume driver type rexray'),
     ({'coe': 'mesos', 'docker_storage_driver': 'btrfs'}, 'Docker storage driver type btrfs'),
     ({'docker_volume_size': 2}, 'minimum value 3GB for devicemapper'),

@@ -17,7 +17,9 @@ COES = ('kubernetes', 'swarm', 'mesos')
 
 COE_FACTS = {
     'kubernetes': {
-        'network_drivers': ('flannel', 'calico'), 'default_network_driver': 'flannel',
+        # Magnum 23's list: what its API takes; each driver refuses what it cannot deploy
+        # (the kubeadm driver cilium), in Magnum's words for a driver not allowed.
+        'network_drivers': ('flannel', 'calico', 'cilium'), 'default_network_driver': 'flannel',
         'volume_drivers': ('cinder', 'unspecified'),  # Magnum 23's: 'unspecified' is none
         'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
         'default_storage_driver': 'devicemapper', 'api_port': 6443,

@@ -43,9 +43,11 @@ def mandatory_missing(field):
 
 
 def _check_choice(field, value, allowed, what):
+    """Magnum's validators' words: the list it expects ends with 'unspecified'."""
     if value is not None and value not in allowed:
+        said = tuple(allowed) + (() if 'unspecified' in allowed else ('unspecified',))
         raise Invalid("%s type %s is not supported, expecting a %s %s."
-                      % (what, value, '/'.join(allowed), what.lower()))
+                      % (what, value, '/'.join(said), what.lower()))
 
 
 # ---------------------------------------------------------------- templates

@@ -10,12 +10,15 @@ __metaclass__ = type
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
     addons, k8s_config)
 
 # What roles/kubernetes installs from Debian (its kubernetes_packages; a unit test keeps
 # them equal), containerd and runc aside.
+# The network drivers it deploys (Magnum's API also takes cilium).
+NETWORK_DRIVERS = ('flannel', 'calico')
 PACKAGES = ('containernetworking-plugins', 'conntrack', 'iptables', 'socat', 'ethtool',
             'ebtables')
 
@@ -33,6 +36,11 @@ def refuses(template, labels):
         return ("Labels %s are the Cluster API driver's (a template with the "
                 "capi_helm_chart_version label); this driver does not use them - unset them"
                 % ', '.join(theirs))
+    network = template.get('network_driver')
+    if network not in (None, '') and network not in NETWORK_DRIVERS:
+        # Magnum's words for a network driver its configuration does not allow
+        raise Invalid("Network driver type %s is not allowed, expecting a %s network driver."
+                      % (network, '/'.join(NETWORK_DRIVERS + ('unspecified',))))
     # Every node registers with its zone as a Kubernetes label (topology.kubernetes.io/zone).
     node_values.check_k8s_label_value('Label availability_zone', labels.get('availability_zone'))
     if labels.get('cert_manager_api') not in (None, '') and \
