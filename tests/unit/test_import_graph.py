@@ -79,3 +79,21 @@ def test_module_utils_have_no_cycle_and_the_core_imports_no_provider_driver_or_f
     # the registry lists each driver's own declaration, and nothing else of a driver
     assert outward == [('core.drivers', 'drivers.%s.driver' % d)
                        for d in ('capi', 'kubeadm', 'mesos', 'swarm')]
+
+
+def test_the_filter_files_import_no_sdk_or_store():
+    """Ansible loads every filter file of the collection to resolve any one filter, in
+    each task process that uses one: none may pull openstacksdk, SQLAlchemy or the
+    Kubernetes client (openstacksdk alone was ~3 CPU-s of a no-op create, issue #63)."""
+    import subprocess
+    import sys
+    filters = sorted((MODULE_UTILS.parent / 'filter').glob('*.py'))
+    code = '\n'.join(['import importlib, sys'] + [
+        'importlib.import_module(%r)' % (
+            'ansible_collections.openstack.magnum.plugins.filter.' + path.stem)
+        for path in filters] + [
+        "print(' '.join(m for m in ('openstack', 'sqlalchemy', 'kubernetes') "
+        "if m in sys.modules))"])
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         cwd=str(REPO / 'collections'), check=True)
+    assert len(filters) >= 5 and run.stdout.strip() == ''

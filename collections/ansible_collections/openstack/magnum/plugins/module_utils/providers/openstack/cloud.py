@@ -16,11 +16,6 @@ __metaclass__ = type
 import re
 import time
 
-try:
-    from openstack import exceptions as sdk_exceptions
-except ImportError:  # the module's own check reports a missing openstacksdk
-    sdk_exceptions = None
-
 from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import baremetal
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
@@ -242,6 +237,10 @@ def delete_all(conn, cluster, timeout=300, rounds=3):
     only after it is recorded, and a loaded nova-api may take seconds) can leave a
     resource that appears after the first scan: the cluster is scanned again after
     each round until a scan finds nothing."""
+    # openstacksdk where it is used, not when this file is imported: Ansible loads every
+    # filter file of the collection to resolve any one filter (filter/openstack.py imports
+    # this), and importing openstacksdk in each of a job's task processes cost ~3 CPU-s.
+    from openstack import exceptions as sdk_exceptions
     deleted = {}
     found = scan(conn, cluster)
     for round_ in range(rounds):
