@@ -147,6 +147,9 @@ def request_set():
         add('HEAD ' + path, 'HEAD', path)
     add('mservices record', 'GET', '/v1/mservices/1', ADMIN)
     add('quota of an unknown resource', 'GET', '/v1/quotas/p1/Pods', mv('1.9'))
+    add('quota of an unknown resource, as admin', 'GET', '/v1/quotas/p1/Pods',
+        dict(ADMIN, **mv('1.9')))
+    add("quota of another project's unknown resource", 'GET', '/v1/quotas/p2/Pods', mv('1.9'))
     add('quota delete: not there', 'DELETE', '/v1/quotas/p1/Cluster', dict(ADMIN, **mv('1.9')))
     add('quota update: not there', 'PATCH', '/v1/quotas/p1/Cluster', dict(ADMIN, **mv('1.9')),
         {'project_id': 'p1', 'resource': 'Cluster', 'hard_limit': 5})
@@ -289,6 +292,8 @@ def seeded_request_set():
     add('seeded: another project GET template', 'GET', '/v1/clustertemplates/tpl', OTHER)
     add('seeded: another project GET cluster', 'GET', '/v1/clusters/c1', OTHER)
     add('seeded: nodegroups', 'GET', '/v1/clusters/c1/nodegroups', mv('1.9'))
+    add('seeded: nodegroups below 1.9', 'GET', '/v1/clusters/c1/nodegroups', mv('1.8'))
+    add('seeded: a nodegroup below 1.9', 'GET', '/v1/clusters/c1/nodegroups/x', mv('1.8'))
     add('seeded: nodegroups detail', 'GET', '/v1/clusters/c1/nodegroups/detail', mv('1.9'))
     add('seeded: missing nodegroup', 'GET', '/v1/clusters/c1/nodegroups/nope', mv('1.9'))
     add('seeded: delete template in use', 'DELETE', '/v1/clustertemplates/tpl')
