@@ -312,6 +312,8 @@ def test_a_federation_on_karmada_from_create_to_delete(clusters, tmp_path):
         assert "Federation property apiserver_nodeport='not-a-port' is not valid" in \
             shown['status_reason'], shown['status_reason']
         assert host.find('Secret', 'karmada-system') == {}
+        # A host with no CA (no kubeconfig can be made for it) does not hold the delete.
+        store.delete_certificates(uuids['host'], ca_cert_type='ca')
         rest.coe('federation', 'delete', 'bad')
         assert settled(rest, 'bad') == {'status': 'GONE'}
         assert json.loads(rest.coe('federation', 'list', '-f', 'json')) == []
