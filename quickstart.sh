@@ -101,7 +101,7 @@ ensure_venv() {
   [ -x .venv/bin/magnum-ansible-api ] && return 0
   say "installing the project into .venv (output in $log)"
   { python3 -m venv .venv && .venv/bin/pip install --upgrade pip &&
-      .venv/bin/pip install -e '.[test]'; } >>"$log" 2>&1 ||
+      .venv/bin/pip install -e '.[client]'; } >>"$log" 2>&1 ||
     die "could not install the project into .venv; $(log_tail "$log")"
 }
 
