@@ -39,6 +39,10 @@ def add_job_options(parser, defaults):
     parser.add_argument('--health-workers', type=int, default=defaults.health_workers,
                         help='health checks run at once (default %(default)s), apart from '
                              'the --workers that run operations')
+    parser.add_argument('--job-nice', type=int, default=defaults.job_nice,
+                        choices=range(0, 20), metavar='0-19',
+                        help='niceness of the playbook runs, operations and health rounds '
+                             '(default %(default)s): requests answered first on a busy host')
     parser.add_argument('--auto-healing-grace', type=float, default=defaults.auto_healing_grace,
                         help='seconds a worker of a cluster with auto_healing_enabled stays '
                              'not Ready, health round after health round, before it is '
@@ -58,7 +62,8 @@ def job_settings(args, **more):
         runner_dir=Path(args.runner_dir), project_dir=Path(args.project_dir),
         playbooks_dir=Path(args.project_dir) / 'playbooks', provider=args.provider,
         health_interval=args.health_interval, health_workers=args.health_workers,
-        auto_healing_grace=args.auto_healing_grace, secret_key_file=args.secret_key_file,
+        job_nice=args.job_nice, auto_healing_grace=args.auto_healing_grace,
+        secret_key_file=args.secret_key_file,
         heartbeat_interval=min(10.0, args.health_interval or 10.0), **more)
 
 

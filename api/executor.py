@@ -161,6 +161,7 @@ class Executor(JobQueue):
 
     def _run_health(self, cluster_uuid):
         """Run playbooks/cluster_health.yml; it writes the cluster's health fields."""
+        lower_priority(self.settings.job_nice)
         private_dir = self.settings.runner_dir / 'health' / cluster_uuid
         try:
             private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -236,6 +237,7 @@ class Executor(JobQueue):
         return env
 
     def _run_claimed(self, job_uuid):
+        lower_priority(self.settings.job_nice)
         try:
             self._run_guarded(job_uuid)
         finally:
@@ -360,6 +362,19 @@ class Executor(JobQueue):
 RUN_SECRETS = ('clouds.yaml', STORE_URL_NAME, auth_cache.CACHE_NAME, auth_cache.SECURE_NAME)
 # A run's secrets younger than this are another process's run about to start, never stale.
 SECRETS_GRACE = 120
+
+
+def lower_priority(nice):
+    """The calling thread, and every thread and process it starts after, at niceness
+    ``nice`` (Linux keeps a niceness per thread, and a thread or process started inherits
+    its starter's): a job worker's playbook runs yield the CPU to the API's requests.
+    Never raised back (an unprivileged process cannot)."""
+    tid = threading.get_native_id()
+    try:
+        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except OSError:   # not permitted here: the runs keep the process's priority
+        LOG.warning('could not lower the priority of the playbook runs to %d', nice)
 
 
 def _remove_run_secrets(private_dir):

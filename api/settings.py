@@ -36,6 +36,9 @@ class Settings:
     health_interval: float = 60.0
     # Health checks run at once (each one ansible-playbook run; apart from the job workers).
     health_workers: int = 2
+    # The niceness of the playbook runs (operations and health rounds; 0-19): the API's
+    # requests keep the CPU before them on a busy host.
+    job_nice: int = 10
     # Seconds a worker of an auto_healing_enabled cluster stays broken (its Ready
     # condition not True in every health round) before it is replaced (module_utils/core/healing.py;
     # magnum-auto-healer's default unhealthy duration).
