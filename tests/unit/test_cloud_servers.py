@@ -75,9 +75,10 @@ def test_without_floating_ips_only_the_first_master_gets_one_unless_there_is_a_b
 
 def test_nodes_without_a_floating_ip_are_reached_through_the_jump_host():
     routes = cloud_servers.ssh_routes(NODES, {'c-master-0': '10.113.0.50'}, KEY)
-    assert routes['c-master-0'] == {'host': '10.113.0.50', 'args': cloud_servers.SSH_OPTIONS}
+    assert routes['c-master-0'] == {'host': '10.113.0.50', 'args': cloud_servers.SSH_OPTIONS,
+                                    'through': ''}
     for name, fixed in (('c-node-0', '10.0.0.11'), ('c-master-1', '10.0.0.9')):
-        assert routes[name]['host'] == fixed
+        assert routes[name]['host'] == fixed and routes[name]['through'] == 'c-master-0'
         assert routes[name]['args'] == cloud_servers.SSH_OPTIONS + (
             ' -o ProxyCommand="ssh -i %s %s -W %%h:%%p magnum@10.113.0.50"'
             % (KEY, cloud_servers.SSH_OPTIONS))
@@ -89,7 +90,7 @@ def test_nodes_without_a_floating_ip_are_reached_through_the_jump_host():
 
 def test_an_operators_bastion_is_the_jump_host():
     routes = cloud_servers.ssh_routes(NODES, {}, KEY, bastion='ops@bastion.example:2222')
-    assert routes['c-master-0']['host'] == '10.0.0.10'
+    assert routes['c-master-0']['host'] == '10.0.0.10' and routes['c-master-0']['through'] == ''
     assert routes['c-master-0']['args'].endswith(' -p 2222 -W %h:%p ops@bastion.example"')
     routes = cloud_servers.ssh_routes(NODES, {}, KEY, user='magnum', bastion='bastion.example')
     assert routes['c-node-0']['args'].endswith(' -W %h:%p bastion.example"')
@@ -98,7 +99,8 @@ def test_an_operators_bastion_is_the_jump_host():
 def test_a_node_with_no_way_in_gets_no_route():
     # no floating IP, no bastion: the fixed address with no jump (the SSH wait names it)
     routes = cloud_servers.ssh_routes(NODES, {}, KEY)
-    assert routes['c-node-0'] == {'host': '10.0.0.11', 'args': cloud_servers.SSH_OPTIONS}
+    assert routes['c-node-0'] == {'host': '10.0.0.11', 'args': cloud_servers.SSH_OPTIONS,
+                                  'through': ''}
 
 
 def test_floating_addresses_are_read_from_novas_addresses():
@@ -134,4 +136,20 @@ def test_an_ssh_wait_tells_silent_servers_from_those_that_refuse_the_key():
         'Permission denied (publickey,password).')
     one = cloud_servers.ssh_wait_outcome(results[2:3], 'magnum')['refused']
     assert one.startswith('Server c-node-1 answers SSH but refuses')
-    assert cloud_servers.ssh_wait_outcome(results[:2]) == {'silent': ['c-node-0'], 'refused': ''}
+    assert cloud_servers.ssh_wait_outcome(results[:2]) == {
+        'silent': ['c-node-0'], 'behind': [], 'refused': ''}
+
+
+def test_servers_behind_a_silent_jump_host_are_not_rebooted_for_it():
+    """A 1 + 3 create whose first master (the jump host of the others) is silent: only it
+    is rebooted; the workers behind it are waited for again once it answers (#66: all four
+    were hard-rebooted, twice). A worker silent behind a master that answers is rebooted."""
+    routes = cloud_servers.ssh_routes(NODES, {'c-master-0': '10.113.0.50'}, KEY)
+    silent = {'failed': True, 'msg': 'timed out waiting for ping module test: ssh: connect to '
+                                     'host 10.113.0.50 port 22: Connection timed out'}
+    results = [dict(silent, item=n['name']) for n in NODES]
+    assert cloud_servers.ssh_wait_outcome(results, 'magnum', routes) == {
+        'silent': ['c-master-0'], 'behind': ['c-node-0', 'c-master-1'], 'refused': ''}
+    results = [{'item': 'c-master-0'}, dict(silent, item='c-node-0')]
+    assert cloud_servers.ssh_wait_outcome(results, 'magnum', routes) == {
+        'silent': ['c-node-0'], 'behind': [], 'refused': ''}

@@ -113,13 +113,16 @@ KNOWN_HOST_NOTICE = re.compile(r"Warning: Permanently added '[^']*' \([^)]*\) to
                                r"known hosts\.\s*")
 
 
-def ssh_wait_outcome(results, user='magnum'):
+def ssh_wait_outcome(results, user='magnum', routes=None):
     """Sorts the servers a first SSH wait (``wait_for_connection`` looped over server
     names) did not reach: {'silent': [names] - no answer, worth a hard reboot -,
-    'refused': the reason naming those whose sshd answered and refused the cluster's key
-    (empty when none)}. A server that refuses the key past the wait's bound will not let
-    the provider in after a reboot either: its image did not run cloud-init with the
-    server's user data, which makes ``user``."""
+    'behind': [names] reached through a node that is itself silent (``routes``:
+    ssh_routes' answer, whose ``through`` names it) - nothing is known of them, they are
+    waited for again once it answers, never rebooted for it -, 'refused': the reason
+    naming those whose sshd answered and refused the cluster's key (empty when none)}. A
+    server that refuses the key past the wait's bound will not let the provider in after a
+    reboot either: its image did not run cloud-init with the server's user data, which
+    makes ``user``."""
     silent, refused, error = [], [], ''
     for result in results or []:
         if not isinstance(result, dict) or not result.get('failed'):
@@ -138,7 +141,11 @@ def ssh_wait_outcome(results, user='magnum'):
                   "the server's user data (an image for clusters needs cloud-init reading a "
                   "config drive or the metadata service, as playbooks/cloud_image.yml builds "
                   "it). Last error: %s" % (verbs, user, error))
-    return {'silent': silent, 'refused': reason}
+    routes = routes or {}
+    behind = [name for name in silent
+              if (routes.get(name) or {}).get('through') in silent]
+    return {'silent': [name for name in silent if name not in behind], 'behind': behind,
+            'refused': reason}
 
 
 def ssh_routes(nodes, public, key_file, user='magnum', bastion=''):
@@ -146,11 +153,12 @@ def ssh_routes(nodes, public, key_file, user='magnum', bastion=''):
     ansible_host and ansible_ssh_common_args): a node with a floating IP (``public``:
     name -> address) directly; one without through a jump host, as Kubespray's bastion -
     ``bastion`` (``[user@]host[:port]``) when given, else the first master's floating IP
-    - by an SSH ProxyCommand with the cluster's key. Never its fixed address from the
-    controller itself: a node with neither is given its fixed address with no route,
-    and the SSH wait fails naming it."""
+    - by an SSH ProxyCommand with the cluster's key (``through``: the node it goes through,
+    '' for none or the bastion). Never its fixed address from the controller itself: a
+    node with neither is given its fixed address with no route, and the SSH wait fails
+    naming it."""
     public = public or {}
-    jump = None
+    jump, through = None, ''
     if bastion:
         # its user, if none is given, is ssh's (the controller's configuration)
         target, port = str(bastion), ''
@@ -160,18 +168,19 @@ def ssh_routes(nodes, public, key_file, user='magnum', bastion=''):
     else:
         first = _first_master(nodes)
         if first is not None and public.get(first['name']):
-            jump = ('%s@%s' % (user, public[first['name']]), '')
+            jump, through = ('%s@%s' % (user, public[first['name']]), ''), first['name']
     routes = {}
     for node in nodes or []:
         host = public.get(node['name'])
-        args = SSH_OPTIONS
+        args, via = SSH_OPTIONS, ''
         if not host:
             host = node.get('address') or ''
             if jump is not None:
                 args += (' -o ProxyCommand="ssh -i %s %s%s -W %%h:%%p %s"'
                          % (key_file, SSH_OPTIONS, ' -p %s' % jump[1] if jump[1] else '',
                             jump[0]))
-        routes[node['name']] = {'host': host, 'args': args}
+                via = through
+        routes[node['name']] = {'host': host, 'args': args, 'through': via}
     return routes
 
 
