@@ -48,7 +48,34 @@ def unreachable_node_fails(task_fields, data):
     data['failed'] = True
 
 
+# The modules every operation and health round runs (in the controller's worker process:
+# plugins/action/in_controller.py). Ansible forks a worker for each task: imported once
+# here, in the playbook's own process, before any fork, each worker finds them (and the
+# store, SQLAlchemy, the core) imported instead of importing them again.
+PRELOADED = ('cluster', 'cluster_info', 'cluster_template_info', 'cluster_status',
+             'nodegroup_info', 'cluster_ca', 'cluster_health')
+
+
+def preload():
+    """Import the modules of PRELOADED; one that cannot be imported (a missing library)
+    is left to fail in its task, saying so."""
+    try:
+        from ansible_collections.openstack.magnum.plugins.action.in_controller import (
+            module_class)
+    except ImportError:
+        return
+    for name in PRELOADED:
+        try:
+            module_class(name)
+        except Exception:   # its task reports it
+            pass
+
+
 class StrategyModule(LinearStrategyModule):
+    def __init__(self, tqm):
+        super().__init__(tqm)
+        preload()
+
     # Every result a worker sends passes here (ansible-core 2.19's strategy base) before
     # the strategy reads it; a release that renames it makes tests/test_unreachable_nodes.py
     # fail, not this plugin.
