@@ -161,9 +161,9 @@ class Executor(JobQueue):
 
     def _run_health(self, cluster_uuid):
         """Run playbooks/cluster_health.yml; it writes the cluster's health fields."""
-        lower_priority(self.settings.job_nice)
         private_dir = self.settings.runner_dir / 'health' / cluster_uuid
         try:
+            lower_priority(self.settings.job_nice)
             private_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             extravars_mod.write(private_dir, {'cluster_uuid': cluster_uuid})
             runner = ansible_runner.run(
@@ -237,8 +237,8 @@ class Executor(JobQueue):
         return env
 
     def _run_claimed(self, job_uuid):
-        lower_priority(self.settings.job_nice)
         try:
+            lower_priority(self.settings.job_nice)
             self._run_guarded(job_uuid)
         finally:
             with self._claiming:
