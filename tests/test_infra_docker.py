@@ -103,8 +103,10 @@ def test_local_nodes_lifecycle(project, tmp_path):
                        provider='docker', env={'XDG_DATA_HOME': str(data)}).start()
     uuid = None
     try:
-        assert requests.post(server.url + '/v1/clustertemplates', json=TPL, headers=LATEST,
-                             timeout=30).status_code == 201
+        # dns_nameserver as Magnum takes it, a comma-separated list: one --dns each
+        assert requests.post(server.url + '/v1/clustertemplates', json=dict(
+            TPL, dns_nameserver='198.51.100.53, 198.51.100.54'), headers=LATEST,
+            timeout=30).status_code == 201
         # test_remove_first: the test driver's choice for a shrink that names no node.
         uuid = requests.post(server.url + '/v1/clusters', json={
             'name': 'lc', 'cluster_template_id': 'tpl', 'node_count': 2,
@@ -118,6 +120,8 @@ def test_local_nodes_lifecycle(project, tmp_path):
         assert len(masters) == 1 and len(workers) == 2
         assert masters[0].startswith('lc-') and masters[0].endswith('-master-0')
         assert len(cluster['master_addresses']) == 1 and len(cluster['node_addresses']) == 2
+        assert docker_inspect('{{json .HostConfig.Dns}}', workers[0]) == [
+            '["198.51.100.53","198.51.100.54"]']
 
         key = data / 'openstack-magnum/local/clusters' / uuid / 'id_ed25519'
         ssh = subprocess.run(['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no',

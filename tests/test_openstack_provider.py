@@ -159,10 +159,12 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
     fips_before = set(ip.id for ip in own_fips(conn))
     # The lab's Octavia VIP is not a real Neutron port (its README): no floating IP on it.
     # a template naming no external network (optional, as in Magnum): the cloud's only one
-    cluster = record(infra, 'vmc', 3, 2, external_network_id=None, labels={
-        'master_lb_floating_ip_enabled': 'false',
-        'master_lb_allowed_cidrs': '192.0.2.0/24',
-        'flannel_network_cidr': '10.200.0.0/16'})
+    # dns_nameserver as Magnum takes it, a comma-separated list: one server each on the subnet
+    cluster = record(infra, 'vmc', 3, 2, external_network_id=None,
+                     dns_nameserver='198.51.100.53, 198.51.100.54', labels={
+                         'master_lb_floating_ip_enabled': 'false',
+                         'master_lb_allowed_cidrs': '192.0.2.0/24',
+                         'flannel_network_cidr': '10.200.0.0/16'})
     uuid = cluster['uuid']
     try:
         infra.playbook({'cluster': 'vmc'})
@@ -170,6 +172,8 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
         found = infra.resources('vmc')['resources']
         prefix = found['networks'][0]['name'][:-len('-network')] + '-'
+        assert conn.network.find_subnet(prefix + 'subnet').dns_nameservers == [
+            '198.51.100.53', '198.51.100.54']
 
         servers = servers_of(conn, prefix)
         names = [s.name for s in servers]
