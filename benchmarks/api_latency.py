@@ -44,6 +44,10 @@ def phase(nice, workers, seconds):
     try:
         requests.post(url + '/clustertemplates', json=TEMPLATE, headers=HEADERS,
                       timeout=60).raise_for_status()
+        # past Magnum's default quota of 20 clusters a project
+        requests.post(url + '/quotas', json={'project_id': 'default', 'resource': 'Cluster',
+                                             'hard_limit': 100000},
+                      headers=HEADERS, timeout=60).raise_for_status()
         asker = threading.Thread(target=ask)
         made, ended, deadline = 0, 0, time.monotonic() + seconds
         asker.start()
