@@ -27,3 +27,15 @@ def test_a_cloud_is_the_openstack_providers_alone_and_is_not_reached_before_a_ch
     checks = with_checks({'provider': 'openstack', 'cloud': 'no-such-cloud'})['checks']
     assert checks.cloud_spec == 'no-such-cloud' and checks._cloud is None
     assert checks.image_catalog(look_up=False) is None
+
+
+def test_the_local_provider_takes_a_keypair_name_not_a_path():
+    """Its keypair names the file keypairs/<name>.pub that the nodes' authorized_keys
+    gets: a name with '/' or beginning with '.' would read another file of the host."""
+    local = ProviderChecks('docker')
+    for name in ('kp', 'default', 'my key.2', 'ops@site_1'):
+        local.cluster({'keypair': name}, {}, [])
+    for name in ('../../root/.ssh/id_rsa', '.hidden', 'a/b', 'line\nbreak', ' x'):
+        with pytest.raises(Invalid, match='is not a keypair name'):
+            local.cluster({'keypair': name}, {}, [])
+    ProviderChecks('none').cluster({'keypair': '../x'}, {}, [])

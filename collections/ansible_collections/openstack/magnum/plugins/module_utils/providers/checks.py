@@ -53,8 +53,13 @@ class ProviderChecks(object):
             self._cloud_checks().node_image(record)
 
     def cluster(self, cluster, template, groups):
-        """A cluster about to be recorded: on a cloud, its own fields, the template's
-        external network, its image for the cluster's labels, room for its servers."""
+        """A cluster about to be recorded: on the local provider, its keypair's name (it
+        names a file); on a cloud, its own fields, the template's external network, its
+        image for the cluster's labels, room for its servers."""
+        if self.provider == 'docker':
+            problem = local_nodes.keypair_problem(cluster.get('keypair'))
+            if problem:
+                raise Invalid(problem)
         if not self.cloud_spec:
             return
         checks = self._cloud_checks()

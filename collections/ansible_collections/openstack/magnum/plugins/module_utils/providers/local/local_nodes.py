@@ -193,6 +193,20 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
 NODE_IMAGE = 'debian-12'
 
 
+# A keypair's name as Nova takes one; here it also names the file keypairs/<name>.pub.
+_KEYPAIR_NAME = re.compile(r'\A[A-Za-z0-9_@-][A-Za-z0-9._@ -]{0,254}\Z')
+
+
+def keypair_problem(name):
+    """Why the local provider cannot take ``name`` as a keypair's, or ``''``: a name as
+    Nova's (letters, digits, '.', '_', '-', '@', spaces), not a path (it names the file
+    keypairs/<name>.pub of the provider's state)."""
+    if name and not _KEYPAIR_NAME.match(str(name)):
+        return ("Keypair %r is not a keypair name: letters, digits, '.', '_', '-', '@' and "
+                "spaces, not beginning with '.' or a space." % (name,))
+    return ''
+
+
 def image_problem(image_id, catalog=None):
     """Why the local provider cannot boot image ``image_id``, or ``''``: it has its node
     image (``NODE_IMAGE``, ``NODE_IMAGE-<version>``) and the names ``catalog``
