@@ -54,6 +54,18 @@ stop_pid() {  # the process whose pid the file holds, if it is still the one sta
 
 # --- what the job needs: an engine that answers, debootstrap, a virtualenv, the API ---
 
+# answers_while_alive <check> <pid> <tries> <pause>: 0 once <check> succeeds; 1 once the
+# process <pid> is gone or the tries are spent
+answers_while_alive() {
+  local _
+  for _ in $(seq "$3"); do
+    "$1" && return 0
+    kill -0 "$2" 2>/dev/null || return 1
+    sleep "$4"
+  done
+  return 1
+}
+
 engine() { echo "${DOCKER_HOST:-unix:///var/run/docker.sock}"; }
 engine_answers() { command -v docker >/dev/null && docker info >/dev/null 2>&1; }
 
@@ -87,12 +99,7 @@ ensure_engine() {
     die "no Docker engine: dockerd is not on PATH after installing docker.io"
   say "starting dockerd (log: $state/dockerd.log)"
   $sudo sh -c "nohup dockerd >'$state/dockerd.log' 2>&1 & echo \$! >'$state/dockerd.pid'"
-  local pid; pid=$(cat "$state/dockerd.pid")
-  for _ in $(seq 60); do
-    engine_answers && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 1
-  done
+  answers_while_alive engine_answers "$(cat "$state/dockerd.pid")" 60 1 && return 0
   stop_pid dockerd >/dev/null
   die "the Docker engine did not start ($(engine) does not answer); $(log_tail "$state/dockerd.log")"
 }
@@ -112,13 +119,8 @@ ensure_api() {
   say "starting magnum-ansible-api on :$port (log: $state/api.log)"
   nohup magnum-ansible-api --port "$port" --db "sqlite:///$state/magnum.sqlite" \
     --runner-dir "$state/jobs" >"$state/api.log" 2>&1 &
-  local pid=$!
-  echo "$pid" >"$state/api.pid"
-  for _ in $(seq 150); do
-    api_answers && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
+  echo $! >"$state/api.pid"
+  answers_while_alive api_answers $! 150 0.2 && return 0
   stop_pid api >/dev/null
   die "magnum-ansible-api did not start on :$port; $(log_tail "$state/api.log")"
 }

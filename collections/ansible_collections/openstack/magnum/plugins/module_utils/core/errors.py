@@ -29,6 +29,11 @@ class Invalid(MagnumError):
     code = 400
 
 
+def wrong(field, value, why):
+    """wsme's words for a field's bad value (Magnum's): the value as str, quoted."""
+    return Invalid("Invalid input for field/attribute %s. Value: '%s'. %s" % (field, value, why))
+
+
 class NotSupported(Invalid):
     pass
 

@@ -12,7 +12,8 @@ import uuid as uuidlib
 from ansible.module_utils.six import string_types, integer_types
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels, node_values
-from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Conflict, Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
+    Conflict, Invalid, wrong)
 
 STR, INT, BOOL, DICT, LIST = 'str', 'int', 'bool', 'dict', 'list'
 # A UUID as Magnum takes one: 32 hex digits, dashes where the canonical form has them.
@@ -163,11 +164,6 @@ def id_number(text):
     if not (text.isascii() and text.isdigit()) or int(text) > INT_RANGE[1]:
         return None
     return int(text)
-
-
-def wrong(field, value, why):
-    """wsme's words for a field's bad value (Magnum's): the value as str, quoted."""
-    return Invalid("Invalid input for field/attribute %s. Value: '%s'. %s" % (field, value, why))
 
 
 class NotAnInteger(Invalid):

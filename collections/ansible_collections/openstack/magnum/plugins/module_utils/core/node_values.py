@@ -20,7 +20,7 @@ import ipaddress
 import json
 import re
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid, wrong
 
 # Characters that end a line or a record in some format (C0 and C1 controls, DEL, Unicode's
 # line and paragraph separators): never in a value that reaches a node.
@@ -43,10 +43,6 @@ _REPOSITORY = re.compile(r'\A[A-Za-z0-9][A-Za-z0-9._\-/:]*\Z')
 _K8S_LABEL_VALUE = re.compile(r'\A(?:[A-Za-z0-9](?:[A-Za-z0-9_.\-]{0,61}[A-Za-z0-9])?)?\Z')
 
 
-def _wrong(field, value, why):
-    return Invalid("Invalid input for field/attribute %s. Value: '%s'. %s" % (field, value, why))
-
-
 def check_proxy(field, value):
     """``http_proxy`` / ``https_proxy``: a proxy URL or unset."""
     if not value:
@@ -54,9 +50,9 @@ def check_proxy(field, value):
     match = _PROXY.match(value)
     if not match or match.group('scheme').lower() not in PROXY_SCHEMES \
             or (match.group('port') and not 0 < int(match.group('port')) < 65536):
-        raise _wrong(field, value, "Expected a proxy URL: %s://[user[:password]@]host[:port], "
-                                   "the user and password percent-encoded."
-                     % '|'.join(PROXY_SCHEMES))
+        raise wrong(field, value, "Expected a proxy URL: %s://[user[:password]@]host[:port], "
+                                  "the user and password percent-encoded."
+                    % '|'.join(PROXY_SCHEMES))
     return value
 
 
@@ -65,8 +61,8 @@ def check_no_proxy(value, field='no_proxy'):
     (CIDR), comma-separated."""
     for entry in (value or '').split(','):
         if entry.strip() and not _NO_PROXY_ENTRY.match(entry.strip()):
-            raise _wrong(field, value, "Expected a comma-separated list of host names, domains "
-                                       "(.example.com), addresses and networks (CIDR).")
+            raise wrong(field, value, "Expected a comma-separated list of host names, domains "
+                                      "(.example.com), addresses and networks (CIDR).")
     return value
 
 
@@ -82,8 +78,8 @@ def dns_servers(value):
         for server in servers:
             ipaddress.IPv4Address(server)
     except ValueError:
-        raise _wrong('dns_nameserver', value, "Expected a single dns address or comma "
-                                              "separated dns list, but received %s." % value)
+        raise wrong('dns_nameserver', value, "Expected a single dns address or comma "
+                                             "separated dns list, but received %s." % value)
     return servers
 
 
@@ -100,16 +96,16 @@ def check_label_value(field, key, value):
     """Any label's value (``labels``, ``node_labels``, ``properties``): no control
     character, whatever the label."""
     if CONTROL.search(key) or CONTROL.search(value):
-        raise _wrong(field, '%s=%s' % (key, value), "Label %s: a label must not contain "
-                     "control characters (line breaks, tabs, NUL)." % CONTROL.sub('?', key))
+        raise wrong(field, '%s=%s' % (key, value), "Label %s: a label must not contain "
+                    "control characters (line breaks, tabs, NUL)." % CONTROL.sub('?', key))
 
 
 def check_name(field, value):
     """A node group's name, which its nodes carry (a Kubernetes node label's value, among
     kubelet's flags): no control character, space, quote, backslash, '$', ',' or '='."""
     if value and (CONTROL.search(value) or _NAME_BREAKS.search(value)):
-        raise _wrong(field, value, "A node group's name must not contain control characters, "
-                                   "spaces, quotes, backslashes, backquotes, '$', ',' or '='.")
+        raise wrong(field, value, "A node group's name must not contain control characters, "
+                                  "spaces, quotes, backslashes, backquotes, '$', ',' or '='.")
     return value
 
 

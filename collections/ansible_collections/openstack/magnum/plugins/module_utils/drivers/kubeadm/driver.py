@@ -15,10 +15,10 @@ from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi impo
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
     addons, k8s_config)
 
-# What roles/kubernetes installs from Debian (its kubernetes_packages; a unit test keeps
-# them equal), containerd and runc aside.
 # The network drivers it deploys (Magnum's API also takes cilium).
 NETWORK_DRIVERS = ('flannel', 'calico')
+# What roles/kubernetes installs from Debian (its kubernetes_packages; a unit test keeps
+# them equal), containerd and runc aside.
 PACKAGES = ('containernetworking-plugins', 'conntrack', 'iptables', 'socat', 'ethtool',
             'ebtables')
 

@@ -139,11 +139,6 @@ def parse_version(tag):
     return version
 
 
-def parse_options(value, label):
-    """``--a=1 --b`` (a *_options label) -> kubeadm's extraArgs form (labels.flags)."""
-    return labels_mod.flags(value, label)
-
-
 def _network(value, label):
     try:
         return ipaddress.ip_network(value, strict=True)
@@ -203,10 +198,11 @@ def settings(cluster, template, addon_images=None, provider=None):
         raise Invalid("The pod network %s overlaps the service range %s."
                       % (pod_cidr, service_cidr))
     prefix = (labels.get('container_infra_prefix') or '').rstrip('/')
-    extra_args = dict((component, parse_options(labels.get(label), label)) for component, label in (
-        ('kubelet', 'kubelet_options'), ('apiServer', 'kubeapi_options'),
-        ('controllerManager', 'kubecontroller_options'),
-        ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options')))
+    extra_args = dict(
+        (component, labels_mod.flags(labels.get(label), label)) for component, label in (
+            ('kubelet', 'kubelet_options'), ('apiServer', 'kubeapi_options'),
+            ('controllerManager', 'kubecontroller_options'),
+            ('scheduler', 'kubescheduler_options'), ('kubeProxy', 'kubeproxy_options')))
     # Flags that labels of their own set; the *_options labels' own flags win.
     for component, flag, value in (
             ('controllerManager', 'node-cidr-mask-size',
