@@ -101,8 +101,8 @@ class Made:
     def retry_create(self):
         """Runs the create playbook again, as a retry does; returns the cluster."""
         server = self.rest.server
-        Playbooks(server.db_url, REPO, server.env).playbook(
-            'cluster_create', {'cluster_uuid': self.uuid}, check=False)
+        self.log = Playbooks(server.db_url, REPO, server.env).playbook(
+            'cluster_create', {'cluster_uuid': self.uuid}, check=False).stdout
         return self.rest.show('k')
 
     def kept_on_controller(self):
@@ -343,7 +343,19 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
                        '\\"http://own.local\\"" > own.local/hosts.toml' % mark).returncode == 0
         before = dict((n, on_node(n, 'stat', '-c', '%i', '/usr/local/bin/kubelet').stdout)
                       for n in nodes)
+        # A node whose containerd holds an archive's images is not given the archive (a
+        # node image with the release baked in holds the images, not the archives).
+        assert on_node(master[0], 'rm', '/var/cache/openstack-magnum/images/standin.tar'
+                       ).returncode == 0
         assert 'stand-in kubeadm: init' in made.retry_create()['status_reason']
+        assert on_node(master[0], 'test', '-e', '/var/cache/openstack-magnum/images/standin.tar'
+                       ).returncode != 0
+        # The job's log says what each node is given and why.
+        log = ' '.join(made.log.split())
+        assert re.search(r'master-0: holds all \d+ files and images it is given \(its image '
+                         r'or an earlier run\): nothing pushed', log), log[-3000:]
+        assert re.search(r'node-0: pushing 1 of \d+ \(another version of: kubectl\); holds '
+                         r'the other \d+', log), log[-3000:]
         images = on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
         assert 'docker.io/magnum-test/k8s-standin:1' in images, images
         assert on_node(worker, 'cat', '/usr/local/bin/kubectl').stdout == \

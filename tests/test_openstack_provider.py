@@ -981,6 +981,40 @@ def test_an_image_that_lacks_the_drivers_packages_is_refused_before_anything_is_
     assert resp.status_code == 201, resp.text
 
 
+def test_a_cloud_that_takes_release_images_only_refuses_another_kube_tag(conn, monkeypatch):
+    """MAGNUM_K8S_IMAGE_RELEASE=require: a Kubernetes template's image must be the release
+    image of its kube_tag (Glance property kube_version, as playbooks/cloud_image.yml with
+    cloud_image_kube_tag uploads it); push (the default) takes any image."""
+    from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import cloud
+    checks = cloud.CloudChecks(conn)
+    made = [conn.image.create_image(name='magnum-test-release-%s' % (version or 'none'),
+                                    data=b'disk', disk_format='raw', container_format='bare',
+                                    os_distro='debian',
+                                    **({'kube_version': version} if version else {}))
+            for version in ('v1.36.2', None)]
+    release, plain = made
+
+    def template(image, kube_tag):
+        return {'coe': 'kubernetes', 'server_type': 'vm', 'cluster_distro': 'debian',
+                'image_id': image.id, 'labels': {'kube_tag': kube_tag}}
+    try:
+        for image in made:   # the default
+            checks.node_image(template(image, 'v1.36.3'))
+        monkeypatch.setenv('MAGNUM_K8S_IMAGE_RELEASE', 'require')
+        checks.node_image(template(release, 'v1.36.2'))
+        with pytest.raises(Invalid, match=r'^Image %s holds Kubernetes v1.36.2 \(its Glance '
+                           r'property kube_version\), not the template\'s kube_tag v1.36.3'
+                           % release.id):
+            checks.node_image(template(release, 'v1.36.3'))
+        with pytest.raises(Invalid, match=r'^Image %s holds no Kubernetes release .*'
+                           r'cloud_image_kube_tag=v1.36.2\) and name it' % plain.id):
+            checks.node_image(template(plain, 'v1.36.2'))
+    finally:
+        for image in made:
+            conn.image.delete_image(image)
+
+
 def test_rest_keypair_is_checked_when_a_cluster_is_made(cloud_api):
     """As Magnum: a template's keypair is not checked (a template without a valid
     keypair is valid), a cluster's is - its own, else the template's: 404."""

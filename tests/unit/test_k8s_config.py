@@ -586,19 +586,25 @@ def test_workers_are_not_given_the_control_plane_images(tmp_path):
 
 def test_masters_are_given_every_archive_and_workers_not_the_control_planes():
     artifacts = {'images': ['/a/images/etcd.tar', '/a/images/pause.tar'],
-                 'worker_images': ['/a/images/pause.tar']}
+                 'worker_images': ['/a/images/pause.tar'],
+                 'image_names': {'/a/images/etcd.tar': ['registry.k8s.io/etcd:3.6.8-0'],
+                                 '/a/images/pause.tar': ['registry.k8s.io/pause:3.10.2']}}
+    etcd, pause = ['registry.k8s.io/etcd:3.6.8-0'], ['registry.k8s.io/pause:3.10.2']
     binaries = {'kubelet': '/a/bin/kubelet', 'crictl': '/a/bin/crictl'}
     got = k8s.node_files(['m', 'w'], ['m'], binaries, artifacts, '/usr/local/bin', '/var/i')
     assert got == [
         {'node': 'm', 'files': [
             {'src': '/a/bin/crictl', 'dest': '/usr/local/bin/crictl', 'mode': '0755'},
             {'src': '/a/bin/kubelet', 'dest': '/usr/local/bin/kubelet', 'mode': '0755'},
-            {'src': '/a/images/etcd.tar', 'dest': '/var/i/etcd.tar', 'mode': '0644'},
-            {'src': '/a/images/pause.tar', 'dest': '/var/i/pause.tar', 'mode': '0644'}]},
+            {'src': '/a/images/etcd.tar', 'dest': '/var/i/etcd.tar', 'mode': '0644',
+             'images': etcd},
+            {'src': '/a/images/pause.tar', 'dest': '/var/i/pause.tar', 'mode': '0644',
+             'images': pause}]},
         {'node': 'w', 'files': [
             {'src': '/a/bin/crictl', 'dest': '/usr/local/bin/crictl', 'mode': '0755'},
             {'src': '/a/bin/kubelet', 'dest': '/usr/local/bin/kubelet', 'mode': '0755'},
-            {'src': '/a/images/pause.tar', 'dest': '/var/i/pause.tar', 'mode': '0644'}]}]
+            {'src': '/a/images/pause.tar', 'dest': '/var/i/pause.tar', 'mode': '0644',
+             'images': pause}]}]
     assert k8s.node_files([], ['m'], {}, artifacts, '/b', '/i') == []
 
 

@@ -36,11 +36,38 @@ def test_only_missing_or_different_files_are_pushed():
     node_sums = [{'item': WANTED[0], 'stdout': '1111  /b/kubelet\n9999  /i/x.tar\n'},
                  {'item': WANTED[1], 'stdout': ''}]
     assert node_files.files_to_push(WANTED, LOCAL, node_sums) == [
-        {'node': 'm', 'files': [WANTED[0]['files'][1]]}, WANTED[1]]
+        {'node': 'm', 'files': [dict(WANTED[0]['files'][1], why='differs')]},
+        {'node': 'w', 'files': [dict(WANTED[1]['files'][0], why='missing')]}]
     # Everything in place: nothing to push (a second run changes nothing).
     same = [{'item': WANTED[0], 'stdout': '1111  /b/kubelet\n2222  /i/x.tar\n'},
             {'item': WANTED[1], 'stdout': '1111  /b/kubelet\n'}]
     assert node_files.files_to_push(WANTED, LOCAL, same) == []
+
+
+def test_an_archive_whose_images_the_node_holds_is_not_pushed_and_the_log_says_why():
+    """A node image with the release baked in (cloud_image_kube_tag) holds the binaries at
+    their destinations and the images imported into containerd, not the archives."""
+    archive = {'src': '/a/x.tar', 'dest': '/i/x.tar', 'mode': '0644',
+               'images': ['registry.k8s.io/pause:3.10.2', 'registry.k8s.io/etcd:3.6.8-0']}
+    wanted = [{'node': 'm', 'files': [WANTED[0]['files'][0], archive]},
+              {'node': 'w', 'files': [WANTED[0]['files'][0], archive]}]
+    mark = node_files.IMAGES_MARK
+    node_sums = [
+        # baked: kubelet as on the controller, both images in containerd, no archive
+        {'item': wanted[0], 'stdout': '1111  /b/kubelet\n%s\nregistry.k8s.io/etcd:3.6.8-0\n'
+                                      'registry.k8s.io/pause:3.10.2\n' % mark},
+        # another release's kubelet, one of the two images: both pushed
+        {'item': wanted[1], 'stdout': '7777  /b/kubelet\n%s\nregistry.k8s.io/pause:3.10.2\n'
+                                      % mark}]
+    plan = node_files.files_to_push(wanted, LOCAL, node_sums)
+    assert plan == [{'node': 'w', 'files': [dict(WANTED[0]['files'][0], why='differs'),
+                                            dict(archive, why='missing')]}]
+    assert node_files.push_report(wanted, plan) == [
+        'm: holds all 2 files and images it is given (its image or an earlier run): '
+        'nothing pushed',
+        'w: pushing 2 of 2 (another version of: kubelet; lacks: x.tar)']
+    # The image names after the mark are not taken for checksums.
+    assert node_files.parse_sums(node_sums[0]['stdout']) == {'/b/kubelet': '1111'}
 
 
 def test_a_source_the_controller_could_not_checksum_is_named():

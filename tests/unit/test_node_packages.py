@@ -90,3 +90,16 @@ def test_the_nodes_whose_package_step_installs():
     ]
     assert drivers.nodes_lacking(results) == ['unknown', 'removed', 'unreachable']
     assert drivers.nodes_lacking([]) == []
+
+
+def test_the_operators_release_image_choice_is_push_or_require():
+    """MAGNUM_K8S_IMAGE_RELEASE (the lab test, test_openstack_provider, walks both through
+    Glance): unset is push; anything else is refused naming it."""
+    assert kubeadm.image_release({}) == 'push'
+    assert kubeadm.image_release({'MAGNUM_K8S_IMAGE_RELEASE': 'require'}) == 'require'
+    with pytest.raises(Invalid, match='MAGNUM_K8S_IMAGE_RELEASE=always is not one of push, '
+                                      'require'):
+        kubeadm.check_image('img', {}, {'labels': {}}, {'MAGNUM_K8S_IMAGE_RELEASE': 'always'})
+    # with require, a kube_version with or without its v is the same release
+    kubeadm.check_image('img', {'kube_version': '1.36.2'}, {'labels': {'kube_tag': 'v1.36.2'}},
+                        {'MAGNUM_K8S_IMAGE_RELEASE': 'require'})

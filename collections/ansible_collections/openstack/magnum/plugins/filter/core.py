@@ -59,6 +59,7 @@ class FilterModule(object):
             'rebuild_plan': images.rebuild_plan,
             'node_files_to_push': node_files.files_to_push,
             'node_push_command': node_files.push_command,
+            'node_push_report': node_files.push_report,
             'operation_plan': operations.plan,
             'systemd_environment': node_values.systemd_environment,
         })

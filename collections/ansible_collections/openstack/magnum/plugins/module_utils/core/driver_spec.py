@@ -50,7 +50,8 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 class Driver(object):
     def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
                  picks_nodes_to_remove=False, rebuilds_nodes=False, chosen_by_label=None,
-                 own_infrastructure=False, cannot=None, packages=None, preflight=False):
+                 own_infrastructure=False, cannot=None, packages=None, preflight=False,
+                 image_check=None):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -80,6 +81,10 @@ class Driver(object):
         # a create, resize or node group create that cannot have them fails with nothing
         # made.
         self.preflight = preflight
+        # image_check(image, properties, template): raise Invalid (400) for a node image
+        # whose Glance properties say it cannot serve the template (the kubeadm driver: a
+        # release image of another kube_tag, when the operator requires release images).
+        self.image_check = image_check
 
     def node_packages(self, labels):
         """The Debian packages the nodes must have or install, Python (Ansible's)
@@ -104,6 +109,15 @@ class Driver(object):
                 "holds them (ansible-playbook playbooks/cloud_image.yml builds one), or give "
                 "the template an http_proxy or https_proxy through which the nodes can "
                 "install them." % (image, self.name, ', '.join(lacking)))
+
+    def check_image(self, image, properties, template):
+        """The template's node image, by its Glance ``properties``: the packages it lists
+        (check_image_packages), then the driver's own image_check."""
+        listed = (properties or {}).get('magnum_packages')
+        self.check_image_packages(image, None if listed is None else set(str(listed).split()),
+                                  template)
+        if self.image_check:
+            self.image_check(image, properties or {}, template)
 
     def check(self, template, labels):
         """Raise Invalid (400) for a template/label option this driver has no

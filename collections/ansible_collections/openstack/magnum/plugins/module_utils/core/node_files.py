@@ -26,36 +26,76 @@ PART_SUFFIX = '.magnum-part'
 STAGING = '.magnum-push'
 
 
+# The line after which a node's checksum output lists the images its containerd holds
+# (push_start.yml prints it; a node without containerd lists none).
+IMAGES_MARK = '# containerd images'
+
+
 def parse_sums(text):
-    """``sha1sum`` output -> {path: checksum} (missing files print nothing)."""
+    """``sha1sum`` output -> {path: checksum} (missing files print nothing); what follows
+    IMAGES_MARK is not read."""
     sums = {}
-    for line in (text or '').splitlines():
+    for line in (text or '').partition(IMAGES_MARK)[0].splitlines():
         checksum, sep, path = line.partition('  ')
         if sep and checksum and path:
             sums[path] = checksum
     return sums
 
 
+def parse_images(text):
+    """The image names a node's output lists after IMAGES_MARK (``ctr images ls -q``)."""
+    return set((text or '').partition(IMAGES_MARK)[2].split())
+
+
 def files_to_push(wanted, local_sums, node_sums):
     """The files each node lacks or has in another version. ``wanted``:
-    ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``; ``local_sums``: ``sha1sum`` of
-    the sources on the controller; ``node_sums``: the ``sha1sum`` of each node's
-    destinations, looped over ``wanted`` (``item``: the node's entry; ``stdout``).
-    Returns the entries of ``wanted`` with something to push, with only those files."""
+    ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]`` (an image archive's entry also
+    ``images``: the names it holds); ``local_sums``: ``sha1sum`` of the sources on the
+    controller; ``node_sums``: the ``sha1sum`` of each node's destinations, then
+    IMAGES_MARK and the images its containerd holds, looped over ``wanted`` (``item``:
+    the node's entry; ``stdout``). An archive whose every image the node's containerd
+    holds is not pushed (a node image that has them imported: Kubernetes' release baked
+    in by the cloud_image role). Returns the entries of ``wanted`` with something to
+    push, with only those files, each with ``why``: ``missing`` or ``differs``."""
     local = parse_sums(local_sums)
-    remote = dict((r['item']['node'], parse_sums(r.get('stdout'))) for r in node_sums)
+    remote = dict((r['item']['node'], r.get('stdout')) for r in node_sums)
     plan = []
     for entry in wanted:
-        have = remote.get(entry['node'], {})
+        have, images = parse_sums(remote.get(entry['node'])), parse_images(
+            remote.get(entry['node']))
         files = []
         for f in entry['files']:
             if f['src'] not in local:
                 raise Invalid('%s is not on the controller (or could not be read).' % f['src'])
+            if f.get('images') and set(f['images']) <= images:
+                continue
             if have.get(f['dest']) != local[f['src']]:
-                files.append(f)
+                files.append(dict(f, why='differs' if f['dest'] in have else 'missing'))
         if files:
             plan.append({'node': entry['node'], 'files': files})
     return plan
+
+
+def push_report(wanted, plan):
+    """One line per node for the job's log: what it is given and why, or that it holds
+    everything (``wanted`` and ``plan``: files_to_push's input and result)."""
+    pushed = dict((entry['node'], entry['files']) for entry in plan)
+    lines = []
+    for entry in wanted:
+        files = pushed.get(entry['node'], [])
+        held = len(entry['files']) - len(files)
+        if not files:
+            lines.append('%s: holds all %d files and images it is given (its image or an '
+                         'earlier run): nothing pushed' % (entry['node'], len(entry['files'])))
+            continue
+        why = dict((reason, [posixpath.basename(str(f['dest'])) for f in files
+                             if f.get('why') == reason]) for reason in ('missing', 'differs'))
+        lines.append('%s: pushing %d of %d (%s)%s' % (
+            entry['node'], len(files), len(entry['files']), '; '.join(
+                '%s: %s' % ('lacks' if reason == 'missing' else 'another version of', ', '.join(
+                    names)) for reason, names in sorted(why.items()) if names),
+            '; holds the other %d' % held if held else ''))
+    return lines
 
 
 def _ssh_options(host_vars):

@@ -7,6 +7,8 @@ refuses and what its nodes install."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import os
+
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
@@ -54,6 +56,44 @@ def refuses(template, labels):
     return None
 
 
+# The operator's choice for a template whose node image is not a release image of its
+# kube_tag (the cloud_image role's cloud_image_kube_tag, Glance property kube_version):
+# "push" (the nodes are given the release at create; the job's log says what and why) or
+# "require" (refused with a 400 before any server is made).
+IMAGE_RELEASE_ENV = 'MAGNUM_K8S_IMAGE_RELEASE'
+IMAGE_RELEASE_CHOICES = ('push', 'require')
+
+
+def image_release(environ=None):
+    """The operator's choice (IMAGE_RELEASE_ENV), ``push`` when unset."""
+    value = (environ if environ is not None else os.environ).get(IMAGE_RELEASE_ENV) or 'push'
+    if value not in IMAGE_RELEASE_CHOICES:
+        raise Invalid("%s=%s is not one of %s: ask the operator to set it right."
+                      % (IMAGE_RELEASE_ENV, value, ', '.join(IMAGE_RELEASE_CHOICES)))
+    return value
+
+
+def check_image(image, properties, template, environ=None):
+    """With ``require``: the image must hold the template's kube_tag (its Glance property
+    kube_version, which the cloud_image role's release images carry)."""
+    if image_release(environ) != 'require':
+        return
+    wanted = (template.get('labels') or {}).get('kube_tag') or k8s_config.DEFAULT_KUBE_TAG
+    held = str(properties.get('kube_version') or '')
+    if held and held.lstrip('v') == str(wanted).lstrip('v'):
+        return
+    build = ("Upload the release's image (ansible-playbook playbooks/cloud_image.yml -e "
+             "cloud_image_kube_tag=%s) and name it in the template" % wanted)
+    if not held:
+        raise Invalid("Image %s holds no Kubernetes release (it has no Glance property "
+                      "kube_version) and this cloud takes release images only "
+                      "(%s=require). %s." % (image, IMAGE_RELEASE_ENV, build))
+    raise Invalid("Image %s holds Kubernetes %s (its Glance property kube_version), not the "
+                  "template's kube_tag %s, and this cloud takes release images only (%s="
+                  "require). %s, or set kube_tag=%s." % (image, held, wanted,
+                                                          IMAGE_RELEASE_ENV, build, held))
+
+
 def packages(labels):
     """roles/kubernetes' kubernetes_packages: containerd and runc are Debian's unless the
     labels (or a release from 1.37) take containerd's release tarball."""
@@ -65,4 +105,4 @@ def packages(labels):
 
 DRIVER = Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
                 picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=refuses,
-                packages=packages, preflight=True)
+                packages=packages, preflight=True, image_check=check_image)

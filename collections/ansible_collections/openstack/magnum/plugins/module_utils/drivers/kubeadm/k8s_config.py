@@ -940,10 +940,11 @@ def node_files(nodes, masters, binaries, artifacts, bin_dir, images_dir, contain
     in ``images_dir`` — all of them on ``masters``, the ``worker_images`` elsewhere — and,
     with ``containerd`` (``k8s_containerd_source``) of mode tarball, containerd's tarball
     in ``containerd_dir`` and runc as its ``runc_binary``.
-    Returns ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``."""
+    Returns ``[{'node', 'files': [{'src', 'dest', 'mode'}]}]``; an archive's entry also
+    ``images``, the names it holds (a node whose containerd has them all is not given it)."""
     def archives(node):
         return [{'src': src, 'dest': '%s/%s' % (images_dir, os.path.basename(src)),
-                 'mode': '0644'}
+                 'mode': '0644', 'images': list(artifacts['image_names'].get(src) or [])}
                 for src in artifacts['images' if node in masters else 'worker_images']]
     runtime = []
     if (containerd or {}).get('mode') == 'tarball':

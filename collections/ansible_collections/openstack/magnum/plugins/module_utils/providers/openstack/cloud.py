@@ -374,12 +374,11 @@ class CloudChecks(object):
             image.architecture or (image.properties or {}).get('architecture'))
         return MACHINE_ALIASES.get(str(named).lower(), str(named).lower()) if named else None
 
-    def image_packages(self, image_ident):
-        """The packages the image says it holds (Glance property ``magnum_packages``,
-        space-separated), or None when it says nothing."""
+    def image_properties(self, image_ident):
+        """The image's Glance properties (``magnum_packages``, ``kube_version``, ...);
+        none for an image that is not there."""
         image = self._image(image_ident)
-        listed = None if image is None else (image.properties or {}).get('magnum_packages')
-        return None if listed is None else set(str(listed).split())
+        return {} if image is None else dict(image.properties or {})
 
     def flavor(self, ident):
         if ident and self.conn.compute.find_flavor(ident, ignore_missing=True) is None:
@@ -480,13 +479,12 @@ class CloudChecks(object):
 
     def node_image(self, tpl, labels=None):
         """The template's image holds the packages its driver's nodes need, or the
-        nodes can install them (driver_spec.Driver.check_image_packages); ``labels``: the
-        cluster's, when they differ from the template's."""
+        nodes can install them, and its driver takes it (driver_spec.Driver.check_image);
+        ``labels``: the cluster's, when they differ from the template's."""
         driver = drivers.find(tpl['coe'], tpl['server_type'], tpl['cluster_distro'],
                               tpl.get('labels'))
-        driver.check_image_packages(tpl['image_id'], self.image_packages(tpl['image_id']),
-                                    dict(tpl, labels=tpl.get('labels') if labels is None
-                                         else labels))
+        driver.check_image(tpl['image_id'], self.image_properties(tpl['image_id']),
+                           dict(tpl, labels=tpl.get('labels') if labels is None else labels))
 
     def cluster(self, cluster):
         self.flavor(cluster.get('flavor_id'))
