@@ -266,11 +266,20 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
     with its message, and delete leaves nothing."""
     offline = standin_artifacts(tmp_path / 'artifacts')
     containerd = host_containerd_release(offline)
-    with k8s_on_local_nodes(tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline)) as made:
+    # The images the nodes lack come from a private registry over HTTPS, its certificate
+    # signed by the operator's CA (MAGNUM_K8S_REGISTRY_CA): containerd on every node is
+    # given it for the registry of container_infra_prefix.
+    with private_registry(tmp_path, [offline / 'images' / 'standin.tar'], ca=True) as (
+            registry, ca_file), k8s_on_local_nodes(
+                tmp_path, MAGNUM_K8S_ARTIFACTS=str(offline),
+                MAGNUM_K8S_REGISTRY_CA=str(ca_file)) as made:
+        prefix = registry + '/k8s'
         reason, nodes = made.create_failing(
-            '--http-proxy', 'http://proxy.invalid:3128', '--no-proxy', 'registry.local',
+            '--http-proxy', 'http://proxy.invalid:3128', '--no-proxy',
+            'registry.local,' + registry.partition(':')[0],
             '--insecure-registry', 'registry.local:5000', '--labels',
-            'flannel_backend=udp,containerd_version=' + containerd)
+            'flannel_backend=udp,containerd_version=%s,container_infra_prefix=%s'
+            % (containerd, prefix))
         assert 'stand-in kubeadm: init --config /etc/kubernetes/kubeadm.yaml' in reason, reason
         assert len(nodes) == 2
         # The first master is the one kubeadm init ran on.
@@ -283,7 +292,7 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             config = on_node(node, 'cat', '/etc/containerd/config.toml').stdout
             assert 'SystemdCgroup = true' in config
             # The sandbox image the release's kubeadm names (not a table's).
-            assert 'sandbox_image = "registry.k8s.io/pause:%s"' % STANDIN_PAUSE_TAG in config
+            assert 'sandbox_image = "%s/pause:%s"' % (prefix, STANDIN_PAUSE_TAG) in config
             # containerd_version: containerd's release from the offline directory runs
             # (not the node image's Debian package), with the release's runc.
             running = on_node(node, 'sh', '-c', 'readlink /proc/$(systemctl show --property='
@@ -296,8 +305,8 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
             env = on_node(node, 'sh', '-c', 'tr "\\0" " " </proc/$(systemctl show '
                           '--property=MainPID --value containerd)/environ')
             assert 'HTTP_PROXY=http://proxy.invalid:3128' in env.stdout, env
-            assert 'NO_PROXY=registry.local,localhost,127.0.0.1,.svc,.cluster.local,' \
-                '10.100.0.0/16,10.254.0.0/16' in env.stdout, env
+            assert 'NO_PROXY=registry.local,%s,localhost,127.0.0.1,.svc,.cluster.local,' \
+                '10.100.0.0/16,10.254.0.0/16' % registry.partition(':')[0] in env.stdout, env
             images = on_node(node, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
             assert 'docker.io/magnum-test/k8s-standin:1' in images, images
             # The control plane's images are the masters' only.
@@ -312,6 +321,11 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
                             'hosts.toml').stdout
             assert 'server = "http://registry.local:5000"' in hosts, hosts
             assert 'config_path = "/etc/containerd/certs.d"' in config
+            # The private registry's image pulls through those settings: verified with
+            # the operator's CA, which the node has nowhere else.
+            pulled = on_node(node, 'ctr', '--namespace', 'k8s.io', 'images', 'pull',
+                             '--hosts-dir', '/etc/containerd/certs.d', prefix + '/k8s-standin:1')
+            assert pulled.returncode == 0, pulled.stdout + pulled.stderr
             # kubeadm's directory (a worker's join configuration is written there).
             assert on_node(node, 'test', '-d', '/etc/kubernetes/manifests').returncode == 0
             assert on_node(node, 'systemctl', 'is-enabled', 'kubelet').stdout.strip() == 'enabled'
@@ -356,12 +370,15 @@ def test_nodes_are_prepared_from_an_offline_directory_up_to_kubeadm(tmp_path):
                          r'or an earlier run\): nothing pushed', log), log[-3000:]
         assert re.search(r'node-0: pushing 1 of \d+ \(another version of: kubectl\); holds '
                          r'the other \d+', log), log[-3000:]
+        assert ("Images the nodes lack are pulled from %s (container_infra_prefix): HTTPS "
+                "verified with the operator''s CA (MAGNUM_K8S_REGISTRY_CA)" % prefix) in log, \
+            log[log.find('Say where the images'):][:1500]
         images = on_node(worker, 'ctr', '--namespace', 'k8s.io', 'images', 'ls', '-q').stdout
         assert 'docker.io/magnum-test/k8s-standin:1' in images, images
         assert on_node(worker, 'cat', '/usr/local/bin/kubectl').stdout == \
             (offline / 'bin' / 'kubectl').read_text()
-        assert on_node(worker, 'ls', '/etc/containerd/certs.d').stdout.split() == [
-            'own.local', 'registry.local:5000']
+        assert on_node(worker, 'ls', '/etc/containerd/certs.d').stdout.split() == sorted([
+            'own.local', 'registry.local:5000', registry])
         for node in nodes:
             assert on_node(node, 'stat', '-c', '%i', '/usr/local/bin/kubelet').stdout == \
                 before[node], 'an unchanged binary was pushed again to %s' % node
@@ -1328,38 +1345,82 @@ def test_an_upgrade_to_a_new_image_rebuilds_the_nodes_one_at_a_time(tmp_path):
         made.delete_to_nothing()
 
 
+def registry_certificate(where, address):
+    """A CA, and a server certificate it signs for ``address`` (an IP), made by openssl:
+    (ca.crt, server.crt, server.key) under ``where``."""
+    where.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = where / 'ca.crt', where / 'ca.key'
+    crt, key, csr = where / 'server.crt', where / 'server.key', where / 'server.csr'
+    (where / 'san.ext').write_text('subjectAltName=IP:%s\n' % address)
+    for argv in (['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', ca_key, '-out', ca,
+                  '-subj', '/CN=magnum test registry CA', '-days', '2'],
+                 ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr,
+                  '-subj', '/CN=%s' % address],
+                 ['x509', '-req', '-in', csr, '-CA', ca, '-CAkey', ca_key, '-CAcreateserial',
+                  '-out', crt, '-days', '2', '-extfile', where / 'san.ext']):
+        subprocess.run(['openssl'] + [str(a) for a in argv], check=True, capture_output=True)
+    return ca, crt, key
+
+
+def host_address():
+    """This machine's own address (not docker0's: a node's engine, if it runs one, has
+    a docker0 of its own), which the nodes reach."""
+    route = subprocess.run(['ip', '-4', '-o', 'route', 'get', '192.0.2.1'], check=True,
+                           capture_output=True, text=True).stdout
+    return re.search(r' src (\S+)', route).group(1)
+
+
 @contextlib.contextmanager
-def insecure_registry(tmp_path, archives):
-    """Debian's docker-registry on this machine, over plain HTTP, holding the images of
-    ``archives`` (docker-archive tarballs) under k8s/<name>:<tag>; yields the registry
-    as the nodes reach it (host:port)."""
-    port = free_port()
+def private_registry(tmp_path, archives, ca=False):
+    """Debian's docker-registry on this machine holding the images of ``archives``
+    (docker-archive tarballs) under k8s/<name>:<tag>; yields the registry as the nodes
+    reach it (host:port) - over plain HTTP, or with ``ca`` over HTTPS with a certificate
+    of a CA of the test's (then yields (host:port, the CA's file)). Images are pushed to
+    a plain-HTTP server on the loopback; the HTTPS one serves the same storage."""
     root = tmp_path / 'registry'
     root.mkdir()
-    (root / 'config.yml').write_text(
-        'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\n'
-        'http:\n  addr: 0.0.0.0:%d\n' % (root / 'data', port))
-    server = subprocess.Popen(['docker-registry', 'serve', str(root / 'config.yml')],
-                              stdout=open(root / 'log', 'wb'), stderr=subprocess.STDOUT)
+    address = host_address()
+    servers = []
+
+    def serve(name, port, tls=None):
+        config = root / ('%s.yml' % name)
+        config.write_text(
+            'version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: %s\n'
+            'http:\n  addr: 0.0.0.0:%d\n' % (root / 'data', port)
+            + ('  tls:\n    certificate: %s\n    key: %s\n' % tls if tls else ''))
+        servers.append(subprocess.Popen(['docker-registry', 'serve', str(config)],
+                                        stdout=open(root / (name + '.log'), 'wb'),
+                                        stderr=subprocess.STDOUT))
+        return port
+
     try:
-        wait_for(lambda: subprocess.run(['curl', '-sf', 'http://127.0.0.1:%d/v2/' % port],
-                                        capture_output=True).returncode == 0,
-                 timeout=30, interval=0.5)
-        for archive in archives:
-            loaded = subprocess.run(['docker', 'load', '-i', str(archive)], check=True,
-                                    capture_output=True, text=True).stdout
-            for image in re.findall(r'^Loaded image: (\S+)$', loaded, re.M):
-                local = 'localhost:%d/k8s/%s' % (port, image.rsplit('/', 1)[-1])
-                for cmd in (['tag', image, local], ['push', local], ['rmi', local, image]):
-                    subprocess.run(['docker'] + cmd, check=True, capture_output=True)
-        # This machine's own address (not docker0's: a node's engine, if it runs one, has
-        # a docker0 of its own).
-        route = subprocess.run(['ip', '-4', '-o', 'route', 'get', '192.0.2.1'], check=True,
-                               capture_output=True, text=True).stdout
-        yield '%s:%d' % (re.search(r' src (\S+)', route).group(1), port)
+        port = serve('plain', free_port())
+        if ca:
+            ca_file, crt, key = registry_certificate(root / 'tls', address)
+            tls_port = serve('tls', free_port(), (crt, key))
+        for url in [['http://127.0.0.1:%d/v2/' % port]] + (
+                [['--cacert', str(ca_file), 'https://%s:%d/v2/' % (address, tls_port)]]
+                if ca else []):
+            wait_for(lambda: subprocess.run(['curl', '-sf'] + url,
+                                            capture_output=True).returncode == 0,
+                     timeout=30, interval=0.5)
+        # The engine's tags are the host's (standin_artifacts' too): one test at a time.
+        with host_lock('k8s-standin-images'):
+            for archive in archives:
+                loaded = subprocess.run(['docker', 'load', '-i', str(archive)], check=True,
+                                        capture_output=True, text=True).stdout
+                for image in re.findall(r'^Loaded image: (\S+)$', loaded, re.M):
+                    local = 'localhost:%d/k8s/%s' % (port, image.rsplit('/', 1)[-1])
+                    for cmd in (['tag', image, local], ['push', local], ['rmi', local, image]):
+                        subprocess.run(['docker'] + cmd, check=True, capture_output=True)
+        if ca:
+            yield '%s:%d' % (address, tls_port), ca_file
+        else:
+            yield '%s:%d' % (address, port)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=30)
 
 
 @needs_artifacts
@@ -1388,7 +1449,7 @@ def test_a_cluster_from_download_mirrors_and_an_insecure_registry(tmp_path):
     with tarfile.open(tarball, 'w:gz') as tar:
         tar.add(source / 'bin' / 'crictl', arcname='crictl')
     with_sha256(tarball)
-    with insecure_registry(tmp_path, sorted((source / 'images').glob('*.tar'))) as registry, \
+    with private_registry(tmp_path, sorted((source / 'images').glob('*.tar'))) as registry, \
             http_mirror(mirror) as (url, _), k8s_on_local_nodes(
                 tmp_path, MAGNUM_K8S_ARTIFACTS='', XDG_CACHE_HOME=str(tmp_path / 'cache'),
                 MAGNUM_K8S_DOWNLOAD_URL=url + '/k8s',

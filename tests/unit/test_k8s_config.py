@@ -329,7 +329,8 @@ def test_the_templates_insecure_registry_is_pulled_from_unverified_then_over_htt
     for given in ('10.0.0.5:5000', 'http://10.0.0.5:5000', 'https://10.0.0.5:5000/v2/'):
         c = k8s.settings({'labels': {}}, dict(TEMPLATE, insecure_registry=given))
         assert c['insecure_registry'] == '10.0.0.5:5000', given
-    hosts = k8s.registry_hosts(c)
+    assert list(k8s.registry_hosts(c)) == ['10.0.0.5:5000']
+    hosts = k8s.registry_hosts(c)['10.0.0.5:5000']['hosts.toml']
     assert hosts.startswith(k8s.REGISTRY_HOSTS_MARK + '\nserver = "http://10.0.0.5:5000"\n')
     assert '[host."https://10.0.0.5:5000"]\n  capabilities = ["pull", "resolve"]\n' \
         '  skip_verify = true\n' in hosts
@@ -337,6 +338,44 @@ def test_the_templates_insecure_registry_is_pulled_from_unverified_then_over_htt
     assert registries.host('[fd00::5]:5000') == '[fd00::5]:5000'
     with pytest.raises(Invalid, match="insecure_registry. Value: 'a b:5000'"):
         registries.host('a b:5000')
+
+
+CA = ('-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQm9ndXM=\n-----END CERTIFICATE-----\n')
+
+
+def test_container_infra_prefixs_registry_is_verified_with_the_operators_ca():
+    """MAGNUM_K8S_REGISTRY_CA: the prefix's registry over HTTPS verified with it (ca.crt
+    beside hosts.toml); not a registry given as insecure (plain HTTP wins); nothing
+    without a prefix naming a registry host; PEM certificates only."""
+    def with_ca(prefix, insecure=None, ca=CA):
+        return k8s.settings({'labels': {'container_infra_prefix': prefix}},
+                            dict(TEMPLATE, insecure_registry=insecure), registry_ca=ca)
+    hosts = k8s.registry_hosts(with_ca('registry.local:5443/magnum'))
+    assert list(hosts) == ['registry.local:5443']
+    files = hosts['registry.local:5443']
+    assert files['ca.crt'] == CA
+    assert files['hosts.toml'] == (
+        k8s.REGISTRY_HOSTS_MARK + '\nserver = "https://registry.local:5443"\n\n'
+        '[host."https://registry.local:5443"]\n  capabilities = ["pull", "resolve"]\n'
+        '  ca = "/etc/containerd/certs.d/registry.local:5443/ca.crt"\n')
+    plain = k8s.registry_hosts(with_ca('registry.local:5000/m', insecure='registry.local:5000'))
+    assert list(plain) == ['registry.local:5000'] and 'ca.crt' not in plain['registry.local:5000']
+    assert k8s.registry_hosts(with_ca('magnum')) == {}   # Docker Hub's namespace
+    assert k8s.registry_hosts(with_ca('registry.local/m', ca=None)) == {}
+    for bad in ('not a certificate', CA + 'ExecStart=/bin/sh\n',
+                '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n'):
+        with pytest.raises(Invalid, match='MAGNUM_K8S_REGISTRY_CA does not hold PEM '
+                                          'certificates only'):
+            with_ca('registry.local/m', ca=bad)
+    # What the job's log says
+    assert k8s.pull_sources(with_ca('registry.local:5443/magnum'), ['a:1', 'b:2', 'a:1']) == [
+        'Images the nodes lack are pulled from registry.local:5443/magnum '
+        '(container_infra_prefix): HTTPS verified with the operator\'s CA '
+        '(MAGNUM_K8S_REGISTRY_CA)',
+        '2 images come with the nodes (offline directory or node image): a:1, b:2']
+    assert k8s.pull_sources(conf())[0] == (
+        "Images the nodes lack are pulled from registry.k8s.io: HTTPS verified with the "
+        "nodes' CAs")
 
 
 def test_artifacts_upstream_or_offline(tmp_path):

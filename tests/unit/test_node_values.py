@@ -72,7 +72,8 @@ def rendered_inert(tpl, cluster, group_name='default-worker'):
     cri = parsed['plugins']['io.containerd.grpc.v1.cri']
     assert cri['sandbox_image'] == '%s/pause:%s' % (conf['image_repository'], conf['pause_tag'])
     if conf['insecure_registry']:
-        hosts = tomllib.loads(k8s_config.registry_hosts(conf))
+        hosts = tomllib.loads(k8s_config.registry_hosts(conf)[conf['insecure_registry']][
+            'hosts.toml'])
         assert hosts['server'] == 'http://' + conf['insecure_registry']
         assert list(hosts['host']) == ['https://' + conf['insecure_registry']]
     # resolv.conf: one server per line, nothing else

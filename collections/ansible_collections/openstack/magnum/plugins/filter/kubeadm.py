@@ -20,8 +20,7 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
                  certificate_key=None, ca=None, resolv=None, fallback_resolv=None):
     """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
     YAML documents for ``node``), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
-    with a bootstrap ``token`` if given), ``containerd`` (TOML), ``registry_hosts``
-    (containerd's hosts.toml for the insecure registry) or ``resolv`` (the
+    with a bootstrap ``token`` if given), ``containerd`` (TOML) or ``resolv`` (the
     kubelet's resolv.conf from the node's ``resolv`` and the controller's
     ``fallback_resolv``)."""
     import yaml
@@ -31,8 +30,6 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
     try:
         if kind == 'containerd':
             return k8s_config.containerd_config(conf)
-        if kind == 'registry_hosts':
-            return k8s_config.registry_hosts(conf)
         if kind == 'resolv':
             return k8s_config.resolv_conf(conf, str(resolv or ''), str(fallback_resolv or ''))
         if kind == 'init':
@@ -62,6 +59,7 @@ class FilterModule(object):
     def filters(self):
         table = wrap_all({
             'k8s_settings': k8s_config.settings,
+            'k8s_pull_sources': k8s_config.pull_sources,
             'k8s_pod_network': k8s_pod_network,
             'k8s_artifacts': k8s_config.artifact_source,
             'k8s_node_arch': k8s_config.node_arch,

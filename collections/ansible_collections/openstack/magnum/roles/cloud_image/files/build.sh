@@ -4,13 +4,25 @@
 # the kernel and initrd beside it (Glance aki/ari images: the cloud boots it by direct
 # kernel boot). cloud-init (config drive first, then the OpenStack metadata service) gives
 # the default user the keys; sshd, Docker and containerd start at boot.
-# Usage: build.sh DIR SUITE MIRROR PACKAGES USER SIZE   (DIR/root is kept between builds)
+# Usage: build.sh DIR SUITE MIRROR PACKAGES USER SIZE [BASE BAKE...]
+# (DIR/root is kept between builds). BASE: a built image's directory whose root
+# filesystem this one starts from instead of debootstrap (a release image: the base image
+# plus a Kubernetes release); BAKE...: a command run with the root filesystem as its last
+# argument before the filesystem is made.
 set -euo pipefail
 dir=$1 suite=$2 mirror=$3 packages=$4 user=$5 size=$6
+shift 6
+base=${1:-}
+[ $# -gt 0 ] && shift
 root=$dir/root
 [ -f "$dir/disk.qcow2" ] && exit 0   # built by another run while this one waited
 mkdir -p "$dir"
-if [ ! -x "$root/usr/bin/cloud-init" ]; then
+if [ -n "$base" ] && [ ! -f "$dir/baked" ]; then
+  rm -rf "$root"
+  cp -a "$base/root" "$root"
+  "$@" "$root" >"$dir/bake.log" 2>&1 || { tail -20 "$dir/bake.log" >&2; exit 1; }
+  touch "$dir/baked"
+elif [ ! -x "$root/usr/bin/cloud-init" ]; then
   rm -rf "$root"
   debootstrap --variant=minbase --include="$packages" "$suite" "$root" "$mirror" \
     >"$dir/debootstrap.log" 2>&1 || { tail -20 "$dir/debootstrap.log" >&2; exit 1; }

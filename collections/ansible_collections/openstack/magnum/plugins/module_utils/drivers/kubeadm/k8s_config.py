@@ -29,9 +29,13 @@ UPSTREAM_REGISTRY = 'registry.k8s.io'
 RESOLV_CONF = '/etc/kubernetes/resolv.conf'
 # Where containerd reads per-registry settings (<host>/hosts.toml).
 REGISTRY_HOSTS_DIR = '/etc/containerd/certs.d'
-# The first line of the hosts.toml written for a template's insecure_registry: the ones
-# with it, but the template's, are removed (a registry the template no longer names).
-REGISTRY_HOSTS_MARK = "# openstack.magnum: the cluster template's insecure_registry"
+# The first line of the hosts.toml this driver writes (registry_hosts): the ones with it
+# (or the mark of earlier versions) that the cluster no longer needs are removed.
+REGISTRY_HOSTS_MARK = "# openstack.magnum: a registry of the cluster's template"
+REGISTRY_HOSTS_MARKS = (REGISTRY_HOSTS_MARK,
+                        "# openstack.magnum: the cluster template's insecure_registry")
+_PEM_CERTIFICATES = re.compile(
+    r'\A(\s*-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----)+\s*\Z')
 # Where a version's binaries are downloaded from (MAGNUM_K8S_DOWNLOAD_URL names a mirror
 # laid out the same way), and crictl, released by cri-tools as a tarball per minor
 # version (MAGNUM_K8S_CRICTL_URL); each file has its SHA-256 beside it (<file>.sha256).
@@ -181,12 +185,14 @@ def _default_flag(args, flag, value):
         args.append({'name': flag, 'value': str(value)})
 
 
-def settings(cluster, template, addon_images=None, provider=None):
+def settings(cluster, template, addon_images=None, provider=None, registry_ca=None):
     """The Kubernetes settings of a cluster, from its labels and template, with the
     driver's defaults; ``addon_images`` (name -> image, the role's defaults) as the
     cluster pulls them (``images``); ``provider`` the infrastructure provider's name
     (with ``cloud_provider_enabled`` on ``openstack``, the cloud controller manager
-    initializes the nodes: kubelets run with ``--cloud-provider=external``)."""
+    initializes the nodes: kubelets run with ``--cloud-provider=external``);
+    ``registry_ca``: the operator's CA (PEM certificates, MAGNUM_K8S_REGISTRY_CA) that
+    container_infra_prefix's registry is verified with (registry_hosts)."""
     labels = cluster.get('labels') or {}
     network_driver = template.get('network_driver') or 'flannel'
     tag = labels.get('kube_tag') or DEFAULT_KUBE_TAG
@@ -263,9 +269,22 @@ def settings(cluster, template, addon_images=None, provider=None):
         'dns_nameserver': template.get('dns_nameserver') or None,
         'resolv_conf': RESOLV_CONF,
         'insecure_registry': registries.host(template.get('insecure_registry')),
+        'registry_ca': _registry_ca(registry_ca),
         'registry_hosts_dir': REGISTRY_HOSTS_DIR,
         'registry_hosts_mark': REGISTRY_HOSTS_MARK,
     }
+
+
+def _registry_ca(pem):
+    """The operator's registry CA, PEM certificates and nothing else (it is written as
+    the node's ca.crt), or None."""
+    if pem in (None, ''):
+        return None
+    if not _PEM_CERTIFICATES.match(str(pem)):
+        raise Invalid("MAGNUM_K8S_REGISTRY_CA does not hold PEM certificates only (-----BEGIN "
+                      "CERTIFICATE----- ... -----END CERTIFICATE-----): ask the operator to "
+                      "name the registry's CA bundle.")
+    return str(pem).strip() + '\n'
 
 
 def _node_subnet_length(labels, network_driver, pod_cidr):
@@ -643,19 +662,65 @@ def containerd_config(conf):
         ''])
 
 
+def registry_host(prefix):
+    """The registry a container_infra_prefix names (its first part when that is a host,
+    as container engines read an image name), or None for Docker Hub's."""
+    first = (prefix or '').partition('/')[0]
+    if first and ('.' in first or ':' in first or first == 'localhost'):
+        return first
+    return None
+
+
 def registry_hosts(conf):
-    """containerd's hosts.toml for the template's insecure registry (in
-    ``registry_hosts_dir/<host>/``), as Docker's insecure-registries treats one: HTTPS
-    without verifying its certificate, then plain HTTP."""
-    host = conf['insecure_registry']
-    return '\n'.join([
-        conf['registry_hosts_mark'],
-        'server = %s' % node_values.toml_string('http://' + host),
-        '',
-        '[host.%s]' % node_values.toml_string('https://' + host),
-        '  capabilities = ["pull", "resolve"]',
-        '  skip_verify = true',
-        ''])
+    """containerd's per-registry settings (``registry_hosts_dir/<host>/``):
+    ``{host: {file name: text}}``. The template's insecure_registry as Docker's
+    insecure-registries treats one: HTTPS without verifying its certificate, then plain
+    HTTP; with the operator's registry CA, container_infra_prefix's registry over HTTPS
+    verified with it (``ca.crt`` beside its ``hosts.toml``) - unless it is the insecure
+    one."""
+    found = {}
+    insecure = conf.get('insecure_registry')
+    if insecure:
+        found[insecure] = {'hosts.toml': '\n'.join([
+            conf['registry_hosts_mark'],
+            'server = %s' % node_values.toml_string('http://' + insecure),
+            '',
+            '[host.%s]' % node_values.toml_string('https://' + insecure),
+            '  capabilities = ["pull", "resolve"]',
+            '  skip_verify = true',
+            ''])}
+    mirror = registry_host(conf.get('container_infra_prefix'))
+    if conf.get('registry_ca') and mirror and mirror != insecure:
+        ca = '%s/%s/ca.crt' % (conf['registry_hosts_dir'], mirror)
+        found[mirror] = {'ca.crt': conf['registry_ca'], 'hosts.toml': '\n'.join([
+            conf['registry_hosts_mark'],
+            'server = %s' % node_values.toml_string('https://' + mirror),
+            '',
+            '[host.%s]' % node_values.toml_string('https://' + mirror),
+            '  capabilities = ["pull", "resolve"]',
+            '  ca = %s' % node_values.toml_string(ca),
+            ''])}
+    return found
+
+
+def pull_sources(conf, held=()):
+    """For the job's log: where the cluster's images come from (``held``: the image
+    names the nodes are given or hold, from the offline directory or their node image)."""
+    repository = conf['image_repository']
+    registry = registry_host(conf.get('container_infra_prefix'))
+    if registry and registry == conf.get('insecure_registry'):
+        how = 'plain HTTP or unverified HTTPS (the template\'s insecure_registry)'
+    elif registry and conf.get('registry_ca'):
+        how = 'HTTPS verified with the operator\'s CA (MAGNUM_K8S_REGISTRY_CA)'
+    else:
+        how = 'HTTPS verified with the nodes\' CAs'
+    lines = ['Images the nodes lack are pulled from %s%s: %s' % (
+        repository, ' (container_infra_prefix)' if conf.get('container_infra_prefix') else '',
+        how)]
+    held = sorted(set(held))
+    lines.append('%d images come with the nodes (offline directory or node image)%s' % (
+        len(held), ': ' + ', '.join(held) if held else ''))
+    return lines
 
 
 def artifact_source(kube_tag, offline_dir=None, download_url=None, crictl_url=None,

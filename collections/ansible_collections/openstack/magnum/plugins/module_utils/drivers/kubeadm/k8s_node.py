@@ -233,21 +233,22 @@ class NodeSetup(object):
         self.changed('made /dev/net/tun')
 
     def registries(self, conf):
-        """The template's insecure_registry (k8s_config.registry_hosts); one it no longer
-        names is removed (the directories whose hosts.toml this driver wrote)."""
-        top, wanted = conf['registry_hosts_dir'], conf.get('insecure_registry') or ''
+        """The registries' hosts.toml (and CA) the cluster needs (k8s_config.registry_hosts);
+        those this driver wrote for a registry it no longer needs are removed."""
+        top, wanted = conf['registry_hosts_dir'], k8s_config.registry_hosts(conf)
         for name in sorted(os.listdir(top)) if os.path.isdir(top) else []:
             hosts = os.path.join(top, name, 'hosts.toml')
-            if name == wanted or not os.path.isfile(hosts):
+            if name in wanted or not os.path.isfile(hosts):
                 continue
             with open(hosts) as f:
-                ours = f.readline().rstrip('\n') == conf['registry_hosts_mark']
+                ours = f.readline().rstrip('\n') in k8s_config.REGISTRY_HOSTS_MARKS
             if ours:
                 self.changed('removed the registry ' + name)
                 if not self.check_mode:
                     shutil.rmtree(os.path.join(top, name))
-        if wanted:
-            self.file(os.path.join(top, wanted, 'hosts.toml'), k8s_config.registry_hosts(conf))
+        for name, files in sorted(wanted.items()):
+            for file_name, text in sorted(files.items()):
+                self.file(os.path.join(top, name, file_name), text)
 
     def keystone_webhook(self, conf, master):
         """A master's kubeconfig for the API server's Keystone webhook (keystone_auth)."""
