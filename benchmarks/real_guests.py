@@ -15,6 +15,13 @@ LAB_NET=ovs ../shared/openstack-lab/up.sh`), with the node image uploaded
     delete;
   - the ratio cluster / floor: what the driver and the provider add to booting the guests.
 
+With `--coe kubernetes` on a release image (Glance `kube_version`: playbooks/cloud_image.yml
+with cloud_image_kube_tag), the floor goes on past SSH as a plain script would, no Ansible:
+the driver's own configuration files (containerd's, the kubelet's unit, kubeadm's, flannel's
+manifest: benchmarks/k8s_local.py's plain_files) copied to the guests, `kubeadm init` on
+the first, flannel applied, `kubeadm join` on the others at once, until every node is Ready -
+the kubeadm floor issue #62 measures the driver against.
+
     python3 benchmarks/real_guests.py [--coe swarm] [--nodes 3] [--cloud lab]
         [--flavor g1.small] [--master-flavor FLAVOR]
     MAGNUM_K8S_ARTIFACTS=... MAGNUM_K8S_LABELS=kube_tag=v1.36.2,... \
@@ -29,9 +36,11 @@ the end.
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,6 +73,9 @@ def floor(conn, args, work):
     conn.network.create_security_group_rule(security_group_id=group.id, direction='ingress',
                                             protocol='tcp', port_range_min=22,
                                             port_range_max=22, remote_ip_prefix='0.0.0.0/0')
+    # the guests reach one another (the kubeadm floor: the API, kubelets, flannel's vxlan)
+    conn.network.create_security_group_rule(security_group_id=group.id, direction='ingress',
+                                            remote_group_id=group.id)
     keypair = conn.compute.create_keypair(name=prefix + 'key',
                                           public_key=(work / 'floor-key.pub').read_text())
     flavors = [conn.compute.find_flavor(args.master_flavor or args.flavor, ignore_missing=False),
@@ -91,7 +103,13 @@ def floor(conn, args, work):
             time.sleep(1)
         if len(answered) < len(fips):
             raise SystemExit('floor: not every guest answered over SSH within 20 minutes')
-        return max(answered.values())
+        booted = max(answered.values())
+        if args.coe != 'kubernetes' or not image.properties.get('kube_version'):
+            return booted, None
+        fixed = [next(iter(conn.compute.get_server(s.id).addresses.values()))[0]['addr']
+                 for s in servers]
+        kubeadm_floor(work, key, user, [f.floating_ip_address for f in fips], fixed[0])
+        return booted, time.monotonic() - began
     finally:
         for server in servers:
             conn.compute.delete_server(server)
@@ -104,6 +122,67 @@ def floor(conn, args, work):
         conn.network.delete_security_group(group)
         conn.network.delete_network(net)
         conn.compute.delete_keypair(keypair)
+
+
+def kubeadm_floor(work, key, user, addresses, master_fixed):
+    """Kubernetes on guests of a release image by a plain script over SSH: the driver's
+    configuration files, kubeadm init on the first, flannel, kubeadm join on the others,
+    until every node is Ready."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from k8s_local import plain_files
+    files = work / 'plain'
+    files.mkdir()
+    plain_files(files, master_fixed)
+    ssh = SSH + ['-i', str(key)]
+
+    def on(address, script, stdin=None):
+        run = subprocess.run(ssh + ['%s@%s' % (user, address), 'sudo sh -ec %s' % shlex.quote(
+            script)], input=stdin, capture_output=True, text=True, timeout=1800)
+        if run.returncode != 0:
+            raise SystemExit('kubeadm floor on %s: %s%s' % (address, run.stdout[-2000:],
+                                                            run.stderr[-2000:]))
+        return run.stdout
+
+    def prepare(address):
+        bundle = json.dumps(dict((f.name, f.read_text()) for f in files.iterdir()))
+        on(address, 'python3 -c %s' % shlex.quote(
+            'import json, os, sys\n'
+            'files = json.load(sys.stdin)\n'
+            'places = {"containerd.toml": "/etc/containerd/config.toml",\n'
+            '          "resolv.conf": "/etc/kubernetes/resolv.conf",\n'
+            '          "kubelet.service": "/etc/systemd/system/kubelet.service",\n'
+            '          "10-kubeadm.conf": "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",\n'
+            '          "kubeadm.yaml": "/etc/kubernetes/kubeadm.yaml",\n'
+            '          "flannel.yml": "/etc/kubernetes/flannel.yml"}\n'
+            'for name, path in places.items():\n'
+            '    os.makedirs(os.path.dirname(path), exist_ok=True)\n'
+            '    open(path, "w").write(files[name])\n')
+           + '; systemctl disable --now -q docker.socket docker.service 2>/dev/null || true'
+           '; ip link delete docker0 2>/dev/null || true'
+           '; mkdir -p /opt/cni/bin /etc/kubernetes/manifests; cp -n /usr/lib/cni/* /opt/cni/bin/'
+           '; modprobe br_netfilter; swapoff -a'
+           '; sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1'
+           '; systemctl restart containerd; systemctl daemon-reload; systemctl enable -q kubelet',
+           stdin=bundle)
+
+    threads = [threading.Thread(target=prepare, args=(a,)) for a in addresses]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    admin = '--kubeconfig /etc/kubernetes/admin.conf'
+    on(addresses[0], 'kubeadm init --config /etc/kubernetes/kubeadm.yaml >/dev/null'
+       '; kubectl %s apply -f /etc/kubernetes/flannel.yml >/dev/null' % admin)
+    join = on(addresses[0], 'kubeadm token create --print-join-command').strip()
+    joins = [threading.Thread(target=on, args=(a, join + ' --cri-socket unix:///run/containerd/'
+                                                      'containerd.sock --ignore-preflight-errors='
+                                                      'SystemVerification,NumCPU,Mem >/dev/null'))
+             for a in addresses[1:]]
+    for thread in joins:
+        thread.start()
+    for thread in joins:
+        thread.join()
+    on(addresses[0], 'kubectl %s wait node --all --for=condition=Ready --timeout=1200s' % admin)
 
 
 def playbook(env, *args):
@@ -191,13 +270,17 @@ def main():
     conn = openstack.connect(cloud=args.cloud)
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
-        floor_s = floor(conn, args, work)
+        floor_s, kubeadm_s = floor(conn, args, work)
         print('floor: %d guests booted to SSH        %7.1f s' % (args.nodes, floor_s), flush=True)
+        if kubeadm_s:
+            print('floor: + plain kubeadm, nodes Ready  %7.1f s' % kubeadm_s, flush=True)
         usable, deleted = cluster(conn, args, work)
         name = '%s 1+%d' % (args.coe, args.nodes - 1)
         print('%-20s create to nodes Ready %7.1f s' % (name, usable))
         print('%-20s delete                %7.1f s' % (name, deleted))
-        print('ratio cluster / floor                     %7.2f' % (usable / floor_s))
+        print('ratio cluster / boot floor                %7.2f' % (usable / floor_s))
+        if kubeadm_s:
+            print('ratio cluster / kubeadm floor             %7.2f' % (usable / kubeadm_s))
 
 
 if __name__ == '__main__':

@@ -12,6 +12,7 @@ docs: docs "Clusters on an OpenStack cloud"."""
 import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import time
@@ -490,9 +491,12 @@ def pod_ready(conf, name='web', bound=900):
         name, bound, waited.stderr, described.stdout, described.stderr, pods.stdout))
 
 
-@pytest.mark.skipif(not K8S_ARTIFACTS, reason=(
+needs_k8s_artifacts = pytest.mark.skipif(not K8S_ARTIFACTS, reason=(
     'needs a Kubernetes offline directory: set MAGNUM_K8S_ARTIFACTS (bin/, images/*.tar), '
     'with MAGNUM_K8S_TAG and MAGNUM_K8S_LABELS as tests/test_kubernetes.py reads them'))
+
+
+@needs_k8s_artifacts
 def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_from_its_worker(
         cloud, node_image, tmp_path):
     """Item 3 of issue #44: Kubernetes of 1 master (m1.medium) and 1 worker (g1.small)
@@ -501,9 +505,45 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
     default user and sudo, kubeadm brings the control plane up on QEMU TCG; both nodes are
     Ready through the API at the cluster's floating IP; a pod on the worker serves HTTP,
     reached from the master across flannel; the delete leaves nothing."""
+    kubernetes_on_guests(cloud, IMAGE, playbook_env(tmp_path), tmp_path)
+
+
+@pytest.fixture(scope='module')
+def release_image(cloud, tmp_path_factory):
+    """The node image with the offline directory's release baked in
+    (cloud_image_kube_tag), built (or taken from the build cache) and uploaded once."""
     import test_kubernetes as k8s
-    env = playbook_env(tmp_path)
-    created = create_with_playbook(env, cloud, 'kube', 'kubernetes', True, 1,
+    tag = k8s.LABELS.get('kube_tag') or k8s_config.DEFAULT_KUBE_TAG
+    env = playbook_env(tmp_path_factory.mktemp('release-image'))
+    built = run(env, 'ansible-playbook', 'playbooks/cloud_image.yml', '-e', json.dumps(
+        {'cloud_image_cloud': LAB_CLOUD, 'cloud_image_kube_tag': tag}))
+    assert built.returncode == 0, built.stdout[-3000:]
+    image = cloud.image.find_image('debian-12-magnum-k8s-' + tag)
+    assert image.properties.get('kube_version') == tag, image.properties
+    return image
+
+
+@needs_k8s_artifacts
+def test_kubernetes_from_a_release_image_is_given_nothing(cloud, release_image, tmp_path):
+    """Issue #62, item 1: the same cluster on the release image of its kube_tag (the
+    binaries and images baked in by playbooks/cloud_image.yml), the operator requiring
+    release images (MAGNUM_K8S_IMAGE_RELEASE=require): no file is pushed to either node
+    and the job's log says so; both nodes Ready, the pod served across flannel; the
+    delete leaves nothing."""
+    env = dict(playbook_env(tmp_path), MAGNUM_K8S_IMAGE_RELEASE='require')
+    created = kubernetes_on_guests(cloud, release_image.name, env, tmp_path)
+    log = ' '.join(created.stdout.split())
+    given = re.findall(r'kube-[a-z0-9]+-(?:master|node)-\d+: [^\']*', log)
+    assert len(given) == 2 and all('nothing pushed' in line for line in given), given
+
+
+def kubernetes_on_guests(cloud, image, env, tmp_path):
+    """Kubernetes of 1 master and 1 worker on ``image``, created with ansible-playbook;
+    both nodes Ready through the API at the master's floating IP; a pod on the worker
+    serves HTTP, reached from the master across flannel; deleted to nothing. Returns the
+    create's run."""
+    import test_kubernetes as k8s
+    created = create_with_playbook(env, cloud, 'kube', 'kubernetes', True, 1, image=image,
                                    master_flavor=K8S_MASTER_FLAVOR, labels=k8s.LABELS,
                                    create_timeout=60, settings=K8S_SLOW_SETTINGS)
     try:
@@ -560,3 +600,4 @@ def test_kubernetes_from_the_offline_directory_comes_up_on_guests_and_serves_fro
                       'cluster=kube')
         assert deleted.returncode == 0, deleted.stdout[-3000:]
     assert leftovers(cloud, 'kube-') == []
+    return created
