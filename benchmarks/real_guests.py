@@ -143,20 +143,20 @@ def kubeadm_floor(work, key, user, addresses, master_fixed):
                                                             run.stderr[-2000:]))
         return run.stdout
 
+    places = {'containerd.toml': '/etc/containerd/config.toml',
+              'resolv.conf': '/etc/kubernetes/resolv.conf',
+              'kubelet.service': '/etc/systemd/system/kubelet.service',
+              '10-kubeadm.conf': '/etc/systemd/system/kubelet.service.d/10-kubeadm.conf',
+              'kubeadm.yaml': '/etc/kubernetes/kubeadm.yaml',
+              'flannel.yml': '/etc/kubernetes/flannel.yml'}
+    bundle = json.dumps(dict((path, (files / name).read_text()) for name, path in places.items()))
+    write = ('import json, os, sys\n'
+             'for path, text in json.load(sys.stdin).items():\n'
+             '    os.makedirs(os.path.dirname(path), exist_ok=True)\n'
+             '    open(path, "w").write(text)\n')
+
     def prepare(address):
-        bundle = json.dumps(dict((f.name, f.read_text()) for f in files.iterdir()))
-        on(address, 'python3 -c %s' % shlex.quote(
-            'import json, os, sys\n'
-            'files = json.load(sys.stdin)\n'
-            'places = {"containerd.toml": "/etc/containerd/config.toml",\n'
-            '          "resolv.conf": "/etc/kubernetes/resolv.conf",\n'
-            '          "kubelet.service": "/etc/systemd/system/kubelet.service",\n'
-            '          "10-kubeadm.conf": "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",\n'
-            '          "kubeadm.yaml": "/etc/kubernetes/kubeadm.yaml",\n'
-            '          "flannel.yml": "/etc/kubernetes/flannel.yml"}\n'
-            'for name, path in places.items():\n'
-            '    os.makedirs(os.path.dirname(path), exist_ok=True)\n'
-            '    open(path, "w").write(files[name])\n')
+        on(address, 'python3 -c %s' % shlex.quote(write)
            + '; systemctl disable --now -q docker.socket docker.service 2>/dev/null || true'
            '; ip link delete docker0 2>/dev/null || true'
            '; mkdir -p /opt/cni/bin /etc/kubernetes/manifests; cp -n /usr/lib/cni/* /opt/cni/bin/'
@@ -174,10 +174,9 @@ def kubeadm_floor(work, key, user, addresses, master_fixed):
     on(addresses[0], 'kubeadm init --config /etc/kubernetes/kubeadm.yaml >/dev/null'
        '; kubectl %s apply -f /etc/kubernetes/flannel.yml >/dev/null' % admin)
     join = on(addresses[0], 'kubeadm token create --print-join-command').strip()
-    joins = [threading.Thread(target=on, args=(a, join + ' --cri-socket unix:///run/containerd/'
-                                                      'containerd.sock --ignore-preflight-errors='
-                                                      'SystemVerification,NumCPU,Mem >/dev/null'))
-             for a in addresses[1:]]
+    join += (' --cri-socket unix:///run/containerd/containerd.sock'
+             ' --ignore-preflight-errors=SystemVerification,NumCPU,Mem >/dev/null')
+    joins = [threading.Thread(target=on, args=(a, join)) for a in addresses[1:]]
     for thread in joins:
         thread.start()
     for thread in joins:
