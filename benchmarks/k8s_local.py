@@ -64,6 +64,11 @@ def plain_files(work, master_address):
     conf = k8s_config.settings({'labels': LABELS}, TEMPLATE, {
         'flannel': defaults['kubernetes_flannel_image'],
         'flannel_cni': defaults['kubernetes_flannel_cni_plugin_image']})
+    # and the role's own timing, as its settings.yml adds it (kubeadm's waits, the
+    # components' flags and probes for a slow master)
+    conf.update(kubeadm_timeouts=defaults['kubernetes_kubeadm_timeouts'],
+                component_flags=defaults['kubernetes_component_flags'],
+                control_plane_probes=defaults['kubernetes_control_plane_probes'])
     master = {'name': 'plain-master', 'address': master_address, 'role': 'master',
               'nodegroup': 'default-master'}
     (work / 'kubeadm.yaml').write_text(yaml.safe_dump_all(

@@ -246,7 +246,12 @@ def node_states(coe, api_address, certs):
             text=True, env=dict(os.environ, DOCKER_HOST=api_address, DOCKER_TLS_VERIFY='1',
                                 DOCKER_CERT_PATH=str(certs)))
         return listed.stdout.split(), listed
-    kubectl = os.path.join(os.environ.get('MAGNUM_K8S_ARTIFACTS', ''), 'bin', 'kubectl')
+    # the offline directory's, or its release's (<dir>/<kube_tag>/bin) as the driver takes it
+    offline = os.environ.get('MAGNUM_K8S_ARTIFACTS', '')
+    tag = parse_labels(os.environ.get('MAGNUM_K8S_LABELS')).get('kube_tag', '')
+    if tag and os.path.isdir(os.path.join(offline, tag)):
+        offline = os.path.join(offline, tag)
+    kubectl = os.path.join(offline, 'bin', 'kubectl')
     listed = subprocess.run(
         [kubectl, '--server', api_address, '--certificate-authority', str(certs / 'ca.pem'),
          '--client-certificate', str(certs / 'cert.pem'), '--client-key',
