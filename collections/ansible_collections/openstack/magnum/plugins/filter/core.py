@@ -52,6 +52,7 @@ def registry_host(value):
 class FilterModule(object):
     def filters(self):
         table = wrap_all({
+            'dns_servers': node_values.dns_servers,
             'driver_packages_held': drivers.packages_held,
             'nodes_lacking_packages': drivers.nodes_lacking,
             'magnum_labels': labels.parse,
