@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: openstack.magnum contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -55,7 +54,7 @@ def install_binaries(root, bin_dir, binaries):
 def ctr(root, socket, *args):
     argv = [os.path.join(root, 'usr/bin/ctr'), '--address', socket, '--namespace', NAMESPACE]
     run = subprocess.run(argv + list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         universal_newlines=True)
+                         universal_newlines=True, check=False)
     if run.returncode != 0:
         fail('ctr %s: %s' % (' '.join(args), run.stdout.strip()[-1500:]))
     return run.stdout
@@ -97,7 +96,7 @@ def import_archives(root, archives):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n', 1)[0])
     parser.add_argument('--bin-dir', required=True)
     parser.add_argument('--binary', action='append', default=[])
     parser.add_argument('--archive', action='append', default=[])

@@ -90,8 +90,8 @@ def check_image(image, properties, template, environ=None):
                       "(%s=require). %s." % (image, IMAGE_RELEASE_ENV, build))
     raise Invalid("Image %s holds Kubernetes %s (its Glance property kube_version), not the "
                   "template's kube_tag %s, and this cloud takes release images only (%s="
-                  "require). %s, or set kube_tag=%s." % (image, held, wanted,
-                                                          IMAGE_RELEASE_ENV, build, held))
+                  "require). %s, or set kube_tag=%s."
+                  % (image, held, wanted, IMAGE_RELEASE_ENV, build, held))
 
 
 def packages(labels):
