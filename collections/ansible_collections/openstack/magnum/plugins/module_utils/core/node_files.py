@@ -61,8 +61,8 @@ def files_to_push(wanted, local_sums, node_sums):
     remote = dict((r['item']['node'], r.get('stdout')) for r in node_sums)
     plan = []
     for entry in wanted:
-        have, images = parse_sums(remote.get(entry['node'])), parse_images(
-            remote.get(entry['node']))
+        output = remote.get(entry['node'])
+        have, images = parse_sums(output), parse_images(output)
         files = []
         for f in entry['files']:
             if f['src'] not in local:

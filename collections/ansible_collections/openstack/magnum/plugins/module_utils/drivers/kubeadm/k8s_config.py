@@ -666,9 +666,20 @@ def registry_host(prefix):
     """The registry a container_infra_prefix names (its first part when that is a host,
     as container engines read an image name), or None for Docker Hub's."""
     first = (prefix or '').partition('/')[0]
-    if first and ('.' in first or ':' in first or first == 'localhost'):
-        return first
-    return None
+    return first if first and _names_registry(first) else None
+
+
+def _hosts_toml(conf, server, host, setting):
+    """containerd's hosts.toml (this driver's mark first): ``server``, then ``host`` to
+    pull and resolve from with ``setting`` (how its certificate is taken)."""
+    return '\n'.join([
+        conf['registry_hosts_mark'],
+        'server = %s' % node_values.toml_string(server),
+        '',
+        '[host.%s]' % node_values.toml_string(host),
+        '  capabilities = ["pull", "resolve"]',
+        '  ' + setting,
+        ''])
 
 
 def registry_hosts(conf):
@@ -681,42 +692,31 @@ def registry_hosts(conf):
     found = {}
     insecure = conf.get('insecure_registry')
     if insecure:
-        found[insecure] = {'hosts.toml': '\n'.join([
-            conf['registry_hosts_mark'],
-            'server = %s' % node_values.toml_string('http://' + insecure),
-            '',
-            '[host.%s]' % node_values.toml_string('https://' + insecure),
-            '  capabilities = ["pull", "resolve"]',
-            '  skip_verify = true',
-            ''])}
+        found[insecure] = {'hosts.toml': _hosts_toml(
+            conf, 'http://' + insecure, 'https://' + insecure, 'skip_verify = true')}
     mirror = registry_host(conf.get('container_infra_prefix'))
     if conf.get('registry_ca') and mirror and mirror != insecure:
         ca = '%s/%s/ca.crt' % (conf['registry_hosts_dir'], mirror)
-        found[mirror] = {'ca.crt': conf['registry_ca'], 'hosts.toml': '\n'.join([
-            conf['registry_hosts_mark'],
-            'server = %s' % node_values.toml_string('https://' + mirror),
-            '',
-            '[host.%s]' % node_values.toml_string('https://' + mirror),
-            '  capabilities = ["pull", "resolve"]',
-            '  ca = %s' % node_values.toml_string(ca),
-            ''])}
+        found[mirror] = {'ca.crt': conf['registry_ca'], 'hosts.toml': _hosts_toml(
+            conf, 'https://' + mirror, 'https://' + mirror,
+            'ca = %s' % node_values.toml_string(ca))}
     return found
 
 
 def pull_sources(conf, held=()):
     """For the job's log: where the cluster's images come from (``held``: the image
-    names the nodes are given or hold, from the offline directory or their node image)."""
-    repository = conf['image_repository']
-    registry = registry_host(conf.get('container_infra_prefix'))
-    if registry and registry == conf.get('insecure_registry'):
-        how = 'plain HTTP or unverified HTTPS (the template\'s insecure_registry)'
-    elif registry and conf.get('registry_ca'):
+    names the nodes are given or hold, from the offline directory or their node image),
+    as registry_hosts sets the nodes up for the prefix's registry."""
+    files = registry_hosts(conf).get(registry_host(conf.get('container_infra_prefix')), {})
+    if 'ca.crt' in files:
         how = 'HTTPS verified with the operator\'s CA (MAGNUM_K8S_REGISTRY_CA)'
+    elif files:
+        how = 'plain HTTP or unverified HTTPS (the template\'s insecure_registry)'
     else:
         how = 'HTTPS verified with the nodes\' CAs'
     lines = ['Images the nodes lack are pulled from %s%s: %s' % (
-        repository, ' (container_infra_prefix)' if conf.get('container_infra_prefix') else '',
-        how)]
+        conf['image_repository'],
+        ' (container_infra_prefix)' if conf.get('container_infra_prefix') else '', how)]
     held = sorted(set(held))
     lines.append('%d images come with the nodes (offline directory or node image)%s' % (
         len(held), ': ' + ', '.join(held) if held else ''))
@@ -893,11 +893,17 @@ def calico_manifest(text, conf):
     return yaml.dump_all(docs, Dumper=dumper, default_flow_style=False, sort_keys=False)
 
 
+def _names_registry(first):
+    """Whether an image name's first part is a registry (docker's rule: a host with a
+    '.' or a port, or localhost), not a path under Docker Hub."""
+    return '.' in first or ':' in first or first == 'localhost'
+
+
 def image_name(ref):
     """An image reference as containerd names it (docker's normalisation):
     ``busybox`` -> ``docker.io/library/busybox:latest``."""
     first, rest = ref.partition('/')[::2]
-    if not rest or ('.' not in first and ':' not in first and first != 'localhost'):
+    if not rest or not _names_registry(first):
         first, rest = 'docker.io', ref
     if first == 'docker.io' and '/' not in rest:
         rest = 'library/' + rest
