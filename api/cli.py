@@ -89,6 +89,16 @@ def parse_args(argv=None):
                              "(Magnum's names and defaults; default $MAGNUM_POLICY_FILE)")
     parser.add_argument('--cluster-user-trust', action='store_true',
                         help="allow cloud_provider_enabled (Magnum's cluster_user_trust)")
+    parser.add_argument('--trustee-domain', default=defaults.trustee_domain,
+                        help="with --cluster-user-trust, --auth keystone and the openstack "
+                             "provider: the Keystone domain (name or id) of the clusters' "
+                             "trustee users; each cluster's controllers then sign in with a "
+                             "trust of its creator, as Magnum's (default "
+                             "$MAGNUM_TRUSTEE_DOMAIN; empty: no trust, the controllers get "
+                             "the cluster's application credential)")
+    parser.add_argument('--trustee-cloud', default=defaults.trustee_cloud,
+                        help="the clouds.yaml cloud of an admin of the trustee domain "
+                             "(default $MAGNUM_TRUSTEE_CLOUD, else --keystone-cloud)")
     parser.add_argument('--new-secret-key', action='store_true',
                         help='print a new key for the key file and exit')
     parser.add_argument('--reseal-secrets', action='store_true',
@@ -133,7 +143,8 @@ def main(argv=None):
         args, default_project=args.default_project,
         default_roles=tuple(r.strip() for r in args.default_roles.split(',') if r.strip()),
         auth_strategy=args.auth, keystone_cloud=args.keystone_cloud,
-        cluster_user_trust=args.cluster_user_trust, policy_file=args.policy_file)
+        cluster_user_trust=args.cluster_user_trust, policy_file=args.policy_file,
+        trustee_domain=args.trustee_domain, trustee_cloud=args.trustee_cloud)
     try:
         app = create_app(settings)
     except errors.MagnumError as exc:  # a store or key file that cannot be used

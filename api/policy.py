@@ -2,8 +2,9 @@
 
 The rule names and defaults are Magnum's current ones (admin, member and reader of the
 project; ``*_all_projects`` for the admin), so an operator's Magnum ``policy.yaml``
-overrides them unchanged (``--policy-file``). Magnum's trustee "cluster user" does not
-exist here: its ``*_deny_cluster_user`` rules are the plain member/reader ones. The
+overrides them unchanged (``--policy-file``). The ``*_deny_cluster_user`` rules are the
+plain member/reader ones: a cluster's trust (api/credentials.py) impersonates its
+creator, so a token of it is the creator's. The
 job records (an extension) have one rule of their own, ``job:get``.
 """
 

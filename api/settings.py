@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from api import credentials
 from api.core import lifecycle, provider_checks, secrets, store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -23,6 +24,12 @@ class Settings:
     keystone_cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_KEYSTONE_CLOUD', ''))
     max_limit: int = 1000
     cluster_user_trust: bool = False
+    # With cluster_user_trust under keystone auth and the openstack provider: the Keystone
+    # domain of the clusters' trustee users (Magnum's [trust] trustee_domain_id or _name;
+    # empty: clusters get no trust), and the clouds.yaml cloud of its admin (default the
+    # keystone_cloud's service user).
+    trustee_domain: str = field(default_factory=lambda: os.environ.get('MAGNUM_TRUSTEE_DOMAIN', ''))
+    trustee_cloud: str = field(default_factory=lambda: os.environ.get('MAGNUM_TRUSTEE_CLOUD', ''))
     # A Magnum policy.yaml whose rules override the defaults (api/policy.py).
     policy_file: str = field(default_factory=lambda: os.environ.get('MAGNUM_POLICY_FILE', ''))
     playbooks_dir: Path = REPO_ROOT / 'playbooks'
@@ -79,4 +86,5 @@ class Settings:
         ``caller_cloud``: a connection, or openstack.connect() arguments)."""
         checks = provider_checks.ProviderChecks(self.provider, caller_cloud or self.cloud)
         return {'cluster_user_trust': self.cluster_user_trust, 'provider': self.provider,
-                'checks': checks}
+                'checks': checks,
+                'application_credential_only': credentials.application_credential_only(self)}

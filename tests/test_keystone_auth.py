@@ -31,26 +31,35 @@ RUN = 'magnum-ks-' + uuidlib.uuid4().hex[:8]
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 
 
-def container_infra_service(admin):
-    """The one container-infra service the runs' endpoints (one region each) belong to:
-    a client that takes the catalog's first service of a type (Horizon, magnum-ui) then
-    finds its run's endpoint beside the others of parallel runs. Made once (a file lock
-    keeps parallel runs from making two), kept."""
+def catalog_service(admin, service_type='container-infra', name='magnum'):
+    """The one service of ``service_type`` the runs' endpoints (one region each) belong
+    to, named as Magnum's deployments name it (the cluster autoscaler's magnum provider
+    looks ``magnum`` and ``heat`` up by name): a client that takes the catalog's first
+    service of a type (Horizon, magnum-ui) then finds its run's endpoint beside the others
+    of parallel runs. Made once (a file lock keeps parallel runs from making two), kept."""
     with open(os.path.join(tempfile.gettempdir(), 'magnum-tests-keystone.lock'), 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        found = [s for s in admin.identity.services() if s.name == 'magnum-tests']
+        found = [s for s in admin.identity.services() if s.type == service_type]
         return found[0] if found else admin.identity.create_service(
-            name='magnum-tests', type='container-infra')
+            name=name, type=service_type)
 
 
 @contextlib.contextmanager
-def identities(tmp_path, project, provider='none', args=()):
+def identities(tmp_path, project, provider='none', args=(), trustees=False, guest_host=None,
+               env=None):
     """A clouds.yaml with clouds alice and bob (members of two projects of their own),
     boss (admin of alice's project) and validator (the service user the API validates
     tokens with; admin of a service project of its own), all in a region of this run whose
     catalog has the API as container-infra; and the API serving it, with ``provider``
     (openstack: on the lab, its cloud the validator's). The API reaches Keystone through a
-    CountingProxy (yielded last): its logins are counted. ``args``: more of the API's."""
+    CountingProxy (yielded last): its logins are counted. ``args``: more of the API's;
+    ``trustees``: clusters get Magnum's trusts, their trustee users in a domain of the
+    run's (--cluster-user-trust --trustee-domain); ``env``: more of the API's environment.
+    ``guest_host``: the cloud as a real one's guests reach it - every endpoint of the run's
+    region (Keystone, Nova, Neutron, Glance, the API as container-infra and its Heat view
+    as orchestration) at that address of the host, relayed to the services on the
+    loopback (tests/tcp_relay.py), and every cloud (the validator's too, in the run's
+    region, without the counter) signing in there."""
     admin = lab_connect(LAB_CLOUDS_YAML)
     with open(LAB_CLOUDS_YAML) as f:
         base = yaml.safe_load(f)['clouds'][LAB_CLOUD]
@@ -63,12 +72,19 @@ def identities(tmp_path, project, provider='none', args=()):
         return resource
 
     clouds_yaml = str(tmp_path / 'clouds.yaml')
+    if trustees:
+        args = list(args) + ['--cluster-user-trust', '--trustee-domain', RUN + '-trustees']
     server = ApiServer('sqlite:///%s' % (tmp_path / 'api.sqlite'), project, tmp_path,
                        provider=provider,
-                       env={'OS_CLIENT_CONFIG_FILE': clouds_yaml, 'MAGNUM_CLOUD': 'validator',
-                            'XDG_DATA_HOME': str(tmp_path / 'data')},
+                       env=dict(env or {}, OS_CLIENT_CONFIG_FILE=clouds_yaml,
+                                MAGNUM_CLOUD='validator', XDG_DATA_HOME=str(tmp_path / 'data')),
                        args=['--auth', 'keystone', '--keystone-cloud', 'validator'] + list(args))
+    relay = None
     try:
+        if guest_host:
+            relay, base = guest_endpoints(admin, base, guest_host, server.port, make)
+        if trustees:
+            make('domain', name=RUN + '-trustees', description='magnum tests: trustees')
         for name in ('a', 'b', 'service'):
             projects[name] = make('project', name='%s-%s' % (RUN, name), domain_id='default',
                                   description='magnum tests')
@@ -84,15 +100,17 @@ def identities(tmp_path, project, provider='none', args=()):
                         project_name=projects[project_key].name, user_domain_name='Default',
                         project_domain_name='Default')
             clouds[user_name] = dict(base, auth=auth, region_name=RUN)
-        clouds['validator']['region_name'] = base.get('region_name')
-        keystone = urlsplit(base['auth']['auth_url'])
-        counter = CountingProxy('%s://%s' % (keystone.scheme, keystone.netloc))
-        clouds['validator']['auth']['auth_url'] = counter.url + keystone.path
+        if not guest_host:
+            clouds['validator']['region_name'] = base.get('region_name')
+            keystone = urlsplit(base['auth']['auth_url'])
+            counter = CountingProxy('%s://%s' % (keystone.scheme, keystone.netloc))
+            clouds['validator']['auth']['auth_url'] = counter.url + keystone.path
         (tmp_path / 'clouds.yaml').write_text(yaml.safe_dump({'clouds': clouds}))
-        make('region', id=RUN, description='magnum tests')
-        service = container_infra_service(admin)
+        if not guest_host:
+            make('region', id=RUN, description='magnum tests')
+        service = catalog_service(admin)
         make('endpoint', service_id=service.id, interface='public', region_id=RUN,
-             url=server.url + '/v1')
+             url='http://%s:%d/v1' % (guest_host or '127.0.0.1', server.port))
         # Keystone revokes tokens issued in the second of a role change
         time.sleep(1)
         yield server.start(), projects, clouds_yaml, counter
@@ -100,8 +118,39 @@ def identities(tmp_path, project, provider='none', args=()):
         server.stop()
         if counter is not None:
             counter.stop()
+        if relay is not None:
+            relay.terminate()
+            relay.wait(10)
         for kind, resource in reversed(made):
+            if kind == 'domain':    # Keystone deletes disabled domains only
+                admin.identity.update_domain(resource, is_enabled=False)
             getattr(admin.identity, 'delete_' + kind)(resource)
+
+
+def guest_endpoints(admin, base, host, api_port, make):
+    """The run's region with endpoints at ``host`` (see identities) and the relay process
+    serving them; returns it and ``base`` (the lab's cloud) signing in there."""
+    services = dict((s.id, s.type) for s in admin.identity.services())
+    wanted = ('identity', 'compute', 'network', 'image')
+    public = [e for e in admin.identity.endpoints(interface='public',
+                                                  region_id=base.get('region_name'))
+              if services.get(e.service_id) in wanted]
+    ports = sorted(set(urlsplit(e.url).port for e in public) | {api_port})
+    relay = subprocess.Popen([sys.executable, str(Path(__file__).parent / 'tcp_relay.py')] + [
+        '%s:%d=127.0.0.1:%d' % (host, port, port) for port in ports],
+        stdout=subprocess.PIPE, text=True)
+    assert relay.stdout.readline().startswith('relaying'), 'the relay did not start'
+    make('region', id=RUN, description='magnum tests: endpoints the guests reach')
+    for endpoint in public:
+        parts = urlsplit(endpoint.url)
+        make('endpoint', service_id=endpoint.service_id, interface='public', region_id=RUN,
+             url=parts._replace(netloc='%s:%d' % (host, parts.port)).geturl())
+    heat = catalog_service(admin, 'orchestration', 'heat')
+    make('endpoint', service_id=heat.id, interface='public', region_id=RUN,
+         url='http://%s:%d/heat/v1/%%(project_id)s' % (host, api_port))
+    keystone = urlsplit(base['auth']['auth_url'])
+    auth_url = keystone._replace(netloc='%s:%d' % (host, keystone.port)).geturl()
+    return relay, dict(base, auth=dict(base['auth'], auth_url=auth_url))
 
 
 @pytest.fixture
@@ -114,8 +163,8 @@ def keystone(tmp_path, project):
 @pytest.fixture
 def keystone_cloud(tmp_path, project):
     """The API behind Keystone, building on the lab (the openstack provider) with the
-    test driver as COE (fake-virt servers boot no guest)."""
-    with identities(tmp_path, project, provider='openstack') as found:
+    test driver as COE (fake-virt servers boot no guest); clusters get trusts."""
+    with identities(tmp_path, project, provider='openstack', trustees=True) as found:
         yield found
 
 
@@ -206,6 +255,13 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
     def credentials(user_id):
         return sorted((c.id, c.name) for c in admin.identity.application_credentials(user_id))
 
+    def trusts(user_id):
+        """alice's trusts, with their trustee users (those left in the run's domain)."""
+        domain = admin.identity.find_domain(RUN + '-trustees')
+        return (sorted((t.id, t.trustee_user_id) for t in admin.identity.trusts(
+                    trustor_user_id=user_id)),
+                sorted(u.id for u in admin.identity.users(domain_id=domain.id)))
+
     def settled(name):
         status = coe(clouds_yaml, 'alice', 'cluster', 'show', name, '-f', 'json')['status']
         return status if 'IN_PROGRESS' not in status else None
@@ -229,6 +285,18 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
         assert len(servers('a')) == 2 and servers('service') == []
         [(first_id, first_name)] = credentials(alice_id)
         assert first_name.startswith('magnum-%s-' % cluster['uuid'])
+        # And Magnum's trust, to a trustee user of its own, for the cluster's controllers:
+        # the job's clouds.yaml acts in alice's project with it.
+        ([(first_trust, trustee)], [trustee_again]) = trusts(alice_id)
+        assert trustee == trustee_again
+        trust = admin.identity.get_trust(first_trust)
+        assert trust.is_impersonation and trust.project_id == projects['a'].id
+        assert 'member' in [r['name'] for r in trust.roles], trust.roles
+        assert admin.identity.get_user(trustee).name.startswith('%s_%s_' % (
+            cluster['uuid'], projects['a'].id))
+        assert sorted(s.name for s in trust_connection(server, cluster['uuid'],
+                                                       tmp_path).compute.servers()) \
+            == servers('a')
         # the create's run does not keep the credential's clouds.yaml (removed when the run
         # ends, a moment after its last task recorded the cluster's status; the periodic
         # health checks hold theirs while they run, and on a loaded machine they may run
@@ -242,6 +310,8 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
         assert 'accepted' in out, out
         [(second_id, _)] = credentials(alice_id)
         assert second_id != first_id
+        ([(second_trust, second_trustee)], trustees) = trusts(alice_id)
+        assert second_trust != first_trust and trustees == [second_trustee] != [trustee]
         coe(clouds_yaml, 'alice', 'cluster', 'resize', 'c1', '2')
         assert wait_for(lambda: settled('c1'), timeout=600) == 'UPDATE_COMPLETE'
         assert len(servers('a')) == 3 and servers('service') == []
@@ -257,6 +327,7 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
                         == [], timeout=600)
         assert servers('a') == []
         assert wait_for(lambda: credentials(alice_id) == [], timeout=60)
+        assert wait_for(lambda: trusts(alice_id) == ([], []), timeout=60)
         project_a = projects['a'].id
         assert list(admin.network.networks(project_id=project_a)) == []
         assert list(admin.network.routers(project_id=project_a)) == []
@@ -269,6 +340,42 @@ def test_clusters_build_in_the_callers_project_with_a_credential_of_their_own(
                      timeout=600)
         alice.compute.delete_keypair(keypair, ignore_missing=True)
         alice.image.delete_image(image)
+
+
+def trust_connection(server, cluster_uuid, tmp_path):
+    """A connection as a job of the cluster gives its controllers one: the trust cloud of
+    the clouds.yaml the API writes for the cluster's jobs (the trustee user's password,
+    scoped to the trust; the credentials from the API's store)."""
+    import openstack
+    from api import credentials
+    from api.core import store as store_mod
+    from api.settings import Settings
+    settings = Settings(auth_strategy='keystone', provider='openstack', cloud='validator',
+                        start_executor=False, db_url=server.db_url)
+    store = store_mod.Store(server.db_url, secrets=settings.store_secrets())
+    env = dict(os.environ, OS_CLIENT_CONFIG_FILE=str(tmp_path / 'clouds.yaml'))
+    with mock_env(env):
+        where = tmp_path / 'trust-job'
+        where.mkdir()
+        written = credentials.job_env(settings, store, cluster_uuid, where)
+    assert written[credentials.ENV_CLUSTER_CONFIG_CLOUD] == credentials.TRUST_CLOUD
+    with open(written['OS_CLIENT_CONFIG_FILE']) as f:
+        cloud = yaml.safe_load(f)['clouds'][credentials.TRUST_CLOUD]
+    assert sorted(cloud['auth']) == ['auth_url', 'password', 'trust_id', 'user_id']
+    return openstack.connect(load_yaml_config=False, load_envvars=False, **cloud)
+
+
+@contextlib.contextmanager
+def mock_env(env):
+    """os.environ as ``env`` for a moment (openstacksdk reads its clouds.yaml from it)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def check_a_token_of_a_deleted_project_is_a_401(admin, server):

@@ -266,6 +266,22 @@ def test_a_store_of_schema_1_gains_the_credentials_table(db_url):
     assert again.credential('nope') is None
 
 
+def test_a_store_of_schema_5_keeps_its_credentials_as_application_credentials(db_url):
+    store, _tpl = make(db_url)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE)
+    with store.write() as conn:
+        conn.execute(sa.text('ALTER TABLE credentials DROP COLUMN kind'))
+        conn.execute(store.meta.tables['schema_version'].delete().where(
+            store.meta.tables['schema_version'].c.version == 6))
+        conn.execute(sa.text("INSERT INTO credentials (cluster_uuid, credential_id, secret, "
+                             "retired) VALUES (:c, 'old', 's', false)"), {'c': cluster['uuid']})
+    again = store_mod.Store(db_url)
+    assert again.schema_version() == store_mod.MIGRATIONS[-1][0]
+    assert again.credential(cluster['uuid'])['credential_id'] == 'old'
+    assert again.credential(cluster['uuid'], kind=store_mod.TRUST) is None
+
+
 def test_a_store_of_schema_2_gains_row_versions(db_url):
     store, tpl = make(db_url)
     with store.write() as conn:
@@ -318,17 +334,27 @@ def test_credentials_one_active_per_cluster_retired_until_revoked(db_url):
               for n in ('c1', 'c2'))
     store.save_credential(c1['uuid'], 'cred-1', 's1', user_id='u', project_id='p1')
     store.save_credential(c2['uuid'], 'cred-2', 's2', user_id='u', project_id='p1')
+    # Magnum's trust beside the application credential: one active of each kind
+    store.save_credential(c1['uuid'], 'trust-1', 'pw1', user_id='trustee-1',
+                          project_id='p1', kind=store_mod.TRUST)
     assert store.credential(c1['uuid'])['secret'] == 's1'
+    assert store.credential(c1['uuid'], kind=store_mod.TRUST)['secret'] == 'pw1'
+    assert store.credential(c2['uuid'], kind=store_mod.TRUST) is None
     assert store.retired_credentials() == []
-    # a rotation: the new one is active, the old one waits to be revoked
+    # a rotation: the new one is active, the old one (of its kind) waits to be revoked
     store.save_credential(c1['uuid'], 'cred-1b', 's1b', user_id='u', project_id='p1')
     assert store.credential(c1['uuid'])['credential_id'] == 'cred-1b'
+    assert store.credential(c1['uuid'], kind=store_mod.TRUST)['credential_id'] == 'trust-1'
     assert [c['credential_id'] for c in store.retired_credentials()] == ['cred-1']
     store.forget_credential('cred-1')
-    # a purged cluster's credential is retired with it
+    # a purged cluster's credentials are retired with it, each saying its kind
+    store.purge_cluster(c1['uuid'])
     store.purge_cluster(c2['uuid'])
     assert store.credential(c2['uuid']) is None
-    assert [c['credential_id'] for c in store.retired_credentials()] == ['cred-2']
+    assert sorted((c['credential_id'], c['kind'], c['user_id'])
+                  for c in store.retired_credentials()) == [
+        ('cred-1b', 'application_credential', 'u'), ('cred-2', 'application_credential', 'u'),
+        ('trust-1', 'trust', 'trustee-1')]
 
 
 def raw_secrets(store):

@@ -80,7 +80,8 @@ def create():
     if credentials.enabled(ctx.settings()):
         try:
             credentials.issue(ctx.settings(), store, request.headers.get('X-Auth-Token'),
-                              g.scope, cluster['uuid'], conn=ctx.caller_connection())
+                              g.scope, cluster['uuid'], conn=ctx.caller_connection(),
+                              roles=credentials.caller_roles(request.headers))
         except Exception:
             store.purge_cluster(cluster['uuid'])  # nothing of the refused create stays
             raise

@@ -15,8 +15,9 @@ ROTATABLE = tuple(s for s in states.COMPLETE if s != states.DELETE_COMPLETE) + (
 
 @bp.patch('/<ident>')
 def rotate(ident):
-    """A new application credential of the caller becomes the cluster's; the old one is
-    revoked as soon as no job of the cluster uses it (a running job keeps its own)."""
+    """A new application credential of the caller (and a new trust, where clusters get
+    trusts) becomes the cluster's; the old one is revoked as soon as no job of the cluster
+    uses it (a running job keeps its own)."""
     microversion.require((1, 12), 'patch')
     store = ctx.store()
     cluster = lifecycle.get_cluster(store, ident, g.scope)
@@ -31,7 +32,7 @@ def rotate(ident):
         raise errors.NotSupported('Credential rotation when cluster status is "%s" is not '
                                   'supported.' % cluster['status'])
     credentials.issue(settings, store, request.headers.get('X-Auth-Token'), g.scope,
-                      cluster['uuid'])
+                      cluster['uuid'], roles=credentials.caller_roles(request.headers))
     ctx.executor().sweep_credentials()
     resp = jsonify({'uuid': cluster['uuid']})
     resp.status_code = 202

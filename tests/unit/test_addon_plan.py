@@ -416,6 +416,23 @@ def test_the_autoscaler_scales_the_default_workers_between_the_labels_through_ma
                          'max_node_count': '2'}, cluster_user_trust=True)
     with pytest.raises(Invalid, match='needs cluster_user_trust'):
         labels.validate({'auto_scaling_enabled': 'true', 'max_node_count': '2'})
+    # A service that would hand it an application credential refuses it up front.
+    with pytest.raises(Invalid, match='gives clusters no trust'):
+        labels.check_controller_credential({'auto_scaling_enabled': 'true'}, True)
+    labels.check_controller_credential({'auto_scaling_enabled': 'true'}, False)
+    labels.check_controller_credential({'auto_scaling_enabled': 'false'}, True)
+    # That service: keystone auth and the openstack provider without a trustee domain.
+    from api import credentials
+    from api.settings import Settings
+
+    def service(**given):
+        return Settings(start_executor=False, auth_strategy='keystone', provider='openstack',
+                        cluster_user_trust=True, **given)
+    assert credentials.application_credential_only(service())
+    assert not credentials.application_credential_only(service(trustee_domain='magnum'))
+    assert credentials.trusts_enabled(service(trustee_domain='magnum'))
+    assert not credentials.application_credential_only(Settings(start_executor=False,
+                                                                provider='openstack'))
 
 
 def test_octavia_ingresses_and_the_manifest_add_ons_come_with_their_cloud_secrets():
@@ -434,6 +451,7 @@ def test_octavia_ingresses_and_the_manifest_add_ons_come_with_their_cloud_secret
     assert pod['containers'][0]['image'] == \
         'registry.k8s.io/provider-os/octavia-ingress-controller:v1.36.1'
     assert pod['volumes'][0]['secret']['secretName'] == ingress['secret']['metadata']['name']
-    assert made['cluster-autoscaler']['sections'] == ['Global']
+    assert (made['cluster-autoscaler']['sections'],
+            made['cluster-autoscaler']['config_format']) == (['Global'], 'autoscaler')
     assert 'secret' not in made['k8s-keystone-auth']
     assert addons.manifest_addons(k8s.settings({'labels': {}}, TEMPLATE), {}) == []

@@ -99,3 +99,29 @@ def test_clouds_yaml_carries_the_credential_cluster_api_reads():
         'region_name': 'RegionOne', 'interface': 'internal', 'verify': False}}}
     with pytest.raises(Invalid, match='auth type token cannot be given'):
         cloud_config.clouds_yaml('token', {'auth_url': 'https://ks/v3', 'token': 't'})
+
+
+def test_the_autoscaler_gets_magnums_trust_in_the_keys_its_magnum_provider_reads():
+    """The magnum provider's gcfg refuses any key it does not know, and it signs in with a
+    password or a trust only."""
+    trust = cloud_config.global_section('v3password', {
+        'auth_url': 'http://k/v3', 'user_id': 'trustee', 'password': 'pw',
+        'trust_id': 't1'}, region='guests', interface='internal')
+    text = cloud_config.autoscaler_config([('Global', trust)])
+    assert cloud_config.parse(text) == {'Global': {
+        'auth-url': 'http://k/v3', 'user-id': 'trustee', 'password': 'pw', 'trust-id': 't1',
+        'region': 'guests'}}
+    password = cloud_config.global_section('password', {
+        'auth_url': 'http://k/v3', 'username': 'u', 'password': 'p', 'project_name': 'p1',
+        'user_domain_name': 'Default', 'project_domain_name': 'Default'})
+    assert cloud_config.parse(cloud_config.autoscaler_config([('Global', password)]))[
+        'Global']['domain-name'] == 'Default'
+    assert set(cloud_config.parse(cloud_config.autoscaler_config([('Global', password)]))[
+        'Global']) <= set(cloud_config.AUTOSCALER_KEYS)
+    with pytest.raises(Invalid, match='cannot sign in with an application credential'):
+        cloud_config.autoscaler_config([('Global', cloud_config.global_section(
+            'v3applicationcredential', APP_CRED))])
+    with pytest.raises(Invalid, match='one domain for the user and the project'):
+        cloud_config.autoscaler_config([('Global', cloud_config.global_section('password', {
+            'auth_url': 'http://k/v3', 'username': 'u', 'password': 'p',
+            'project_name': 'p1', 'user_domain_name': 'A', 'project_domain_name': 'B'}))])

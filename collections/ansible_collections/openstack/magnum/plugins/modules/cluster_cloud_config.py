@@ -14,7 +14,8 @@ author: openstack.magnum contributors (@openstack)
 description:
   - Writes C(cloud.conf), the configuration the OpenStack cloud controller manager and
     Cinder CSI read, from I(cloud) as openstacksdk loads it - its credential (a cluster
-    of the API runs on its own application credential), region, endpoint interface and
+    of the API runs on its own application credential; its controllers are given its
+    trust, where it has one - a password with C(trust_id)), region, endpoint interface and
     TLS setting in C([Global]) - and from the cluster's record - its template's external
     network (the load balancers' floating IPs), the subnet of its nodes and the Octavia
     labels C(octavia_provider), C(octavia_lb_algorithm), C(octavia_lb_healthcheck) in
@@ -52,9 +53,12 @@ options:
         octavia-ingress-controller's configuration (YAML, C(cluster-name) the cluster's
         UUID, C(openstack) from C([Global]), C(octavia) from C([LoadBalancer]));
         C(clouds.yaml) a clouds.yaml of one cloud named C(openstack) with the
-        credential (what Cluster API's OpenStack provider reads; I(sections) unused).
+        credential (what Cluster API's OpenStack provider reads; I(sections) unused);
+        C(autoscaler) the cluster autoscaler's cloud-config, C([Global]) in the keys its
+        magnum provider reads (it takes a password or a Keystone trust; an application
+        credential fails the module).
     type: str
-    choices: [cloud.conf, octavia_ingress, clouds.yaml]
+    choices: [cloud.conf, octavia_ingress, clouds.yaml, autoscaler]
     default: cloud.conf
   values:
     description: The Helm values the cloud-config is added to (with I(values_key)).
@@ -116,7 +120,8 @@ class ClusterCloudConfigModule(CloudModule):
         subnet=dict(type='str'),
         sections=dict(type='list', elements='str', choices=['Global', 'LoadBalancer'],
                       default=['Global', 'LoadBalancer']),
-        config_format=dict(type='str', choices=['cloud.conf', 'octavia_ingress', 'clouds.yaml'],
+        config_format=dict(type='str', choices=['cloud.conf', 'octavia_ingress', 'clouds.yaml',
+                                                'autoscaler'],
                            default='cloud.conf'),
         values=dict(type='dict', default={}),
         values_key=dict(type='list', elements='str', no_log=False),
@@ -145,6 +150,8 @@ class ClusterCloudConfigModule(CloudModule):
             text = cloud_config.render(sections)
             if self.params['config_format'] == 'octavia_ingress':
                 text = cloud_config.ingress_config(sections, record['uuid'])
+            elif self.params['config_format'] == 'autoscaler':
+                text = cloud_config.autoscaler_config(sections)
             elif self.params['config_format'] == 'clouds.yaml':
                 text = cloud_config.clouds_yaml(
                     config.get('auth_type'), config.get('auth') or {},

@@ -297,6 +297,17 @@ def csi_default(labels, volume_driver, cluster_user_trust):
     return labels
 
 
+def check_controller_credential(labels, application_credential_only):
+    """The cluster autoscaler's magnum provider signs in with a password or a trust: a
+    service that would hand it the cluster's application credential (keystone auth
+    without a trustee domain: ``application_credential_only``) refuses it up front."""
+    if application_credential_only and to_bool((labels or {}).get('auto_scaling_enabled')):
+        raise Invalid("auto_scaling_enabled: the cluster autoscaler's magnum provider cannot "
+                      "sign in with the cluster's application credential (it takes a "
+                      "password or a Keystone trust), and this service gives clusters no "
+                      "trust: its operator sets a trustee domain (--trustee-domain).")
+
+
 def validate(labels, coe=None, network_driver=None, volume_driver=None,
              cluster_distro=None, docker_storage_driver=None, cluster_user_trust=False):
     """Check known label values and the inter-dependencies of the guide.

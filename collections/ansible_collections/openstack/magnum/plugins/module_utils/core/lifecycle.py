@@ -12,7 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
-    drivers, fields, images, model, states, tls)
+    drivers, fields, images, labels, model, states, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, Invalid, NotFound)
 
@@ -76,6 +76,8 @@ def create_template(store, data, scope, settings=None, allowed=None):
         data, project_id=scope.project_id, user_id=scope.user_id,
         image_catalog=checks.image_catalog() if checks else None,
         cluster_user_trust=settings.get('cluster_user_trust', False))
+    labels.check_controller_credential(record['labels'],
+                                       settings.get('application_credential_only'))
     if allowed is not None:
         allowed(record)
     if checks is not None:
@@ -97,6 +99,9 @@ def update_template(store, current, patched, scope, settings=None):
             latest, wanted, template_in_use(store, latest['uuid']),
             image_catalog=checks.image_catalog(image_changed) if checks else None,
             cluster_user_trust=settings.get('cluster_user_trust', False))
+        if record.get('labels') != latest.get('labels'):
+            labels.check_controller_credential(record['labels'],
+                                               settings.get('application_credential_only'))
         values = dict((k, v) for k, v in record.items() if v != latest.get(k))
         if checks is not None:
             checks.template(record, image_changed=image_changed, changed=bool(values))
@@ -136,6 +141,8 @@ def record_cluster(store, data, scope, settings=None, allowed=None):
     cluster, groups = model.build_cluster(
         data, template, project_id=scope.project_id, user_id=scope.user_id,
         cluster_user_trust=settings.get('cluster_user_trust', False))
+    labels.check_controller_credential(cluster['labels'],
+                                       settings.get('application_credential_only'))
     cluster['driver'] = template['driver']
     checks = _checks(settings)
     if checks is not None:

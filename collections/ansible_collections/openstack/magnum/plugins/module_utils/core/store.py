@@ -42,6 +42,11 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.errors impor
 ENV_DB_URL = 'MAGNUM_DB_URL'
 ENV_DB_URL_FILE = 'MAGNUM_DB_URL_FILE'
 
+# The kinds of a cluster's own OpenStack credentials (table credentials).
+APPLICATION_CREDENTIAL = 'application_credential'
+TRUST = 'trust'
+CREDENTIAL_KINDS = (APPLICATION_CREDENTIAL, TRUST)
+
 # kind -> (table name, field table, display name, parent key)
 KINDS = {
     'cluster_template': ('cluster_templates', fields.CLUSTER_TEMPLATE, 'ClusterTemplate'),
@@ -144,10 +149,13 @@ def _metadata():
              sa.Column('key_pem', sa.Text, nullable=False),
              sa.Column('created_at', sa.Text),
              sa.UniqueConstraint('cluster_uuid', 'ca_cert_type'))
-    # A cluster's own OpenStack credential (Keystone application credential of its
-    # creator, made by the API under keystone auth): the provider builds in the
-    # cluster's project with it. One is active per cluster; a rotated one, or one
-    # whose cluster is gone, is retired until the API revokes it in Keystone.
+    # A cluster's own OpenStack credentials, made by the API under keystone auth, of two
+    # kinds: the application credential of its creator (the provider builds in the
+    # cluster's project with it; credential_id its id, secret its secret, user_id its
+    # owner) and, with cluster_user_trust and a trustee domain, Magnum's trust (what the
+    # cluster's own controllers sign in with; credential_id the trust's id, secret and
+    # user_id its trustee user's). One of each kind is active per cluster; a rotated one,
+    # or one whose cluster is gone, is retired until the API revokes it in Keystone.
     sa.Table('credentials', meta,
              sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),
              sa.Column('cluster_uuid', sa.String(36), nullable=False, index=True),
@@ -155,7 +163,10 @@ def _metadata():
              sa.Column('secret', sa.Text, nullable=False),
              sa.Column('user_id', sa.String(64)), sa.Column('project_id', sa.String(64)),
              sa.Column('retired', sa.Boolean, default=False),
-             sa.Column('created_at', sa.Text))
+             sa.Column('created_at', sa.Text),
+             sa.Column('kind', sa.String(32), nullable=False,
+                       default=APPLICATION_CREDENTIAL,
+                       server_default=APPLICATION_CREDENTIAL))
     # A federation's external members (module_utils.external_clusters): what reaches
     # each, its kubeconfig, sealed.
     sa.Table('external_clusters', meta,
@@ -207,6 +218,13 @@ def _metadata():
     return meta
 
 
+def _add_credential_kinds(conn, meta):
+    inspector = sa.inspect(conn)
+    if 'kind' not in [c['name'] for c in inspector.get_columns('credentials')]:
+        conn.execute(sa.text("ALTER TABLE credentials ADD COLUMN kind VARCHAR(32) NOT NULL "
+                             "DEFAULT '%s'" % APPLICATION_CREDENTIAL))
+
+
 # A job's statuses while it is queued or running (jobs.ACTIVE).
 ACTIVE_JOBS = ('QUEUED', 'RUNNING')
 
@@ -244,6 +262,7 @@ MIGRATIONS = (
     (3, 'row versions for compare-and-set updates', _add_row_versions),
     (4, 'indexes for lookups by project, name, cluster and template', _create_indexes),
     (5, "external members of federations", _create_missing_tables),
+    (6, "clusters' trusts beside their application credentials", _add_credential_kinds),
 )
 # How often Store.modify reads again after a concurrent writer got in first.
 MODIFY_ATTEMPTS = 60
@@ -761,30 +780,29 @@ class Store(object):
             c.execute(stmt)
 
     # --------------------------------------------------------- credentials
-    def credential(self, cluster_uuid):
-        """The cluster's active credential, or None."""
+    def credential(self, cluster_uuid, kind=APPLICATION_CREDENTIAL):
+        """The cluster's active credential of ``kind``, or None."""
         table = self.t['credentials']
         with self.read() as conn:
             row = conn.execute(sa.select(table).where(
-                table.c.cluster_uuid == cluster_uuid,
+                table.c.cluster_uuid == cluster_uuid, table.c.kind == kind,
                 table.c.retired.is_(False))).first()
         return self._unsealed(row, 'secret') if row is not None else None
 
     def save_credential(self, cluster_uuid, credential_id, secret, user_id=None,
-                        project_id=None):
-        """Make this the cluster's active credential; the one before is retired."""
+                        project_id=None, kind=APPLICATION_CREDENTIAL):
+        """Make this the cluster's active credential of ``kind``; the one before is
+        retired."""
+        if kind not in CREDENTIAL_KINDS:
+            raise ValueError('no credential kind %s' % kind)
         table = self.t['credentials']
         with self.write(lock='credential-%s' % cluster_uuid) as conn:
-            self._retire_credentials(conn, cluster_uuid)
+            conn.execute(table.update().where(table.c.cluster_uuid == cluster_uuid,
+                                              table.c.kind == kind).values(retired=True))
             conn.execute(table.insert().values(
                 cluster_uuid=cluster_uuid, credential_id=credential_id,
-                secret=self.secrets.seal(secret),
+                secret=self.secrets.seal(secret), kind=kind,
                 user_id=user_id, project_id=project_id, retired=False, created_at=utcnow()))
-
-    def _retire_credentials(self, conn, cluster_uuid):
-        table = self.t['credentials']
-        conn.execute(table.update().where(table.c.cluster_uuid == cluster_uuid)
-                     .values(retired=True))
 
     def retired_credentials(self):
         """Credentials to revoke: retired ones, and those of clusters that are gone
@@ -887,7 +905,9 @@ class Store(object):
         """Remove a deleted cluster, its node groups and certificates (its credentials
         are retired, for the API to revoke)."""
         with self.write() as conn:
-            self._retire_credentials(conn, cluster_uuid)
+            credentials = self.t['credentials']
+            conn.execute(credentials.update().where(credentials.c.cluster_uuid == cluster_uuid)
+                         .values(retired=True))
             self.delete_certificates(cluster_uuid, conn=conn)
             ng = self.t['nodegroups']
             conn.execute(ng.delete().where(ng.c.cluster_id == cluster_uuid))

@@ -361,7 +361,7 @@ def manifest_addons(conf, labels, keystone_url=None, policy_text=None):
                          name=KEYSTONE_AUTH))
     if labels_mod.to_bool(labels.get('auto_scaling_enabled')):
         made.append(dict(cluster_autoscaler(conf, labels), name=AUTOSCALER,
-                         sections=['Global'], config_format='cloud.conf'))
+                         sections=['Global'], config_format='autoscaler'))
     if labels.get('ingress_controller') == 'octavia':
         made.append(dict(octavia_ingress(conf, labels), name=OCTAVIA_INGRESS,
                          sections=['Global', 'LoadBalancer'], config_format='octavia_ingress'))
@@ -522,8 +522,8 @@ def cluster_autoscaler(conf, labels):
     """The cluster autoscaler as Magnum ran it: one replica on the masters, its magnum
     provider scaling the default worker group between the labels ``min_node_count``
     (default 1) and ``max_node_count`` (required), named by the cluster's UUID, its
-    cloud-config (cluster_cloud_config's [Global]: the cluster's own credential) in the
-    Secret ``secret`` describes (``secret_key``: where the file goes in it)."""
+    cloud-config (cluster_cloud_config's [Global] in the keys its magnum provider reads:
+    the cluster's trust, where it has one) in the Secret ``secret`` describes (``secret_key``: where the file goes in it)."""
     labels = labels or {}
     low, high = labels_mod.autoscaling_bounds(labels)
     namespace, name = 'kube-system', 'cluster-autoscaler'

@@ -34,6 +34,7 @@ GLOBAL_KEYS = (
     ('project_domain_id', 'tenant-domain-id'),
     ('domain_name', 'domain-name'),
     ('domain_id', 'domain-id'),
+    ('trust_id', 'trust-id'),
 )
 # The auth types a cluster can keep using: a token expires, a cluster lives on.
 AUTH_TYPES = ('password', 'v3password', 'v3applicationcredential', 'applicationcredential')
@@ -141,6 +142,37 @@ def helm_values(values, key, text):
             raise Invalid("The values' %s is not a mapping." % part)
     where[key[-1]] = text
     return json.dumps(made, indent=2, sort_keys=True)
+
+
+# The [Global] keys the cluster autoscaler's magnum provider reads (gcfg refuses a file
+# with any other): a password, its user's domain as domain-*, or Magnum's trust.
+AUTOSCALER_KEYS = ('auth-url', 'username', 'user-id', 'password', 'tenant-id', 'tenant-name',
+                   'trust-id', 'domain-id', 'domain-name', 'region', 'ca-file', 'tls-insecure')
+
+
+def autoscaler_config(sections):
+    """The cluster autoscaler's cloud-config: [Global] of ``sections`` in the keys its
+    magnum provider reads (the user's domain as domain-*, which it also scopes a project
+    name with; the catalog's public endpoints). An application credential is refused:
+    that provider signs in with a password or a trust only."""
+    found = dict(sections).get('Global') or []
+    keys = [key for key, _value in found]
+    if any(key.startswith('application-credential') for key in keys):
+        raise Invalid("auto_scaling_enabled: the cluster autoscaler's magnum provider cannot "
+                      "sign in with an application credential (it takes a password or a "
+                      "Keystone trust): give clusters trusts, as Magnum does (the API's "
+                      "--trustee-domain with --cluster-user-trust).")
+    given = dict(found)
+    for domain in ('id', 'name'):
+        user_domain = given.pop('user-domain-' + domain, None)
+        project_domain = given.pop('tenant-domain-' + domain, None)
+        if project_domain and user_domain and project_domain != user_domain:
+            raise Invalid("auto_scaling_enabled: the cluster autoscaler's magnum provider "
+                          "takes one domain for the user and the project; the cloud's are "
+                          "%s and %s." % (user_domain, project_domain))
+        if user_domain or project_domain:
+            given.setdefault('domain-' + domain, user_domain or project_domain)
+    return render([('Global', [(key, given[key]) for key in AUTOSCALER_KEYS if key in given])])
 
 
 # The octavia-ingress-controller reads its credential as YAML with the project keys
