@@ -1141,9 +1141,16 @@ def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
             assert kubectl(conf, 'get', 'storageclass', 'csi-cinder-sc-delete', '-o',
                            'jsonpath={.metadata.annotations}').count('is-default-class')
             check_keystone_auth(conf, conn, any('k8s-keystone-auth' in i for i in images))
-            # The autoscaler: its magnum provider with the same credential, on this cluster.
-            assert cloud_conf_of(conf, 'kube-system', 'cluster-autoscaler-cloud-config',
-                                 key='cloud-config')['Global'] == occm['Global']
+            # The autoscaler: its magnum provider with the same credential, in the keys it
+            # reads (the user's domain as domain-name), on this cluster.
+            scaler = cloud_conf_of(conf, 'kube-system', 'cluster-autoscaler-cloud-config',
+                                   key='cloud-config')['Global']
+            from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack \
+                import cloud_config
+            assert set(scaler) <= set(cloud_config.AUTOSCALER_KEYS), scaler
+            assert (scaler['auth-url'], scaler['password'], scaler['domain-name']) == (
+                occm['Global']['auth-url'], occm['Global']['password'],
+                occm['Global']['user-domain-name'])
             ingress = json.loads(base64.b64decode(kubectl(
                 conf, '-n', 'kube-system', 'get', 'secret', 'octavia-ingress-controller-config',
                 '-o', 'jsonpath={.data.config\\.yaml}')))

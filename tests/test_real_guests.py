@@ -601,3 +601,199 @@ def kubernetes_on_guests(cloud, image, env, tmp_path):
         assert deleted.returncode == 0, deleted.stdout[-3000:]
     assert leftovers(cloud, 'kube-') == []
     return created
+
+
+# The lab's public network's gateway: the host's address on br-ex, where the guests reach
+# the cloud's APIs (tests/tcp_relay.py relays them there from the host's loopback).
+GUEST_GATEWAY = '10.113.0.1'
+ADDON_ARCHIVES = ('openstack-cloud-controller-manager', 'metrics-server', 'cluster-autoscaler')
+ADDON_CHARTS = ('openstack-cloud-controller-manager-2.36.0', 'metrics-server-3.13.0')
+
+
+def offline_parts(kube_tag):
+    """The add-ons' image archives and charts the offline directory lacks."""
+    base = os.path.join(K8S_ARTIFACTS or '', kube_tag)
+    base = base if os.path.isdir(base) else K8S_ARTIFACTS or ''
+    return [os.path.join('images', name + '.tar') for name in ADDON_ARCHIVES
+            if not os.path.exists(os.path.join(base, 'images', name + '.tar'))] + [
+        os.path.join('charts', name + '.tgz') for name in ADDON_CHARTS
+        if not os.path.exists(os.path.join(base, 'charts', name + '.tgz'))]
+
+
+@needs_k8s_artifacts
+def test_a_magnum_cluster_on_guests_runs_the_clouds_controller_metrics_and_autoscaler(
+        cloud, release_image, tmp_path):
+    """Issue #62, item 3: alice's `openstack coe` through the API behind the lab's Keystone
+    (clusters get Magnum's trust), the cloud's endpoints where guests reach them (a region
+    of the run at the public network's gateway), a 1 + 1 cluster of the release image with
+    the guide's labels: the OpenStack cloud controller manager initialises every node
+    (providerID openstack:///<server id>, Nova's addresses, the uninitialized taint gone),
+    `kubectl top nodes` answers (metrics-server), and the cluster autoscaler's magnum
+    provider, unchanged, grows the default worker group through this API for pods that do
+    not fit, then shrinks it naming the idle node, which is exactly the server that goes.
+    Their images and charts are the offline directory's (local builds, see
+    docs "Clusters on an OpenStack cloud")."""
+    import test_kubernetes as k8s
+    tag = k8s.LABELS.get('kube_tag') or k8s_config.DEFAULT_KUBE_TAG
+    missing = offline_parts(tag)
+    if missing:
+        pytest.skip('needs the add-ons in the offline directory: %s' % ', '.join(missing))
+    os.environ.setdefault('SHELL', '/bin/sh')   # python-magnumclient's `cluster config`
+    labels = dict(k8s.LABELS, cloud_provider_enabled='true', metrics_server_enabled='true',
+                  auto_scaling_enabled='true', min_node_count='1', max_node_count='2')
+    env = {'MAGNUM_K8S_IMAGE_RELEASE': 'require',
+           'MAGNUM_K8S_CONTROL_PLANE_PROBES': json.dumps(
+               K8S_SLOW_SETTINGS['kubernetes_control_plane_probes'])}
+    keypair = 'kp-' + RUN
+    with identities(tmp_path, REPO, provider='openstack', trustees=True,
+                    guest_host=GUEST_GATEWAY, env=env) as (_, projects, clouds_yaml, _):
+        def alice_coe(*args, ok=True):
+            return coe(clouds_yaml, 'alice', *args, ok=ok)
+
+        def settled():
+            shown = alice_coe('cluster', 'show', 'kube', '-f', 'json', ok=False)
+            if shown.returncode != 0:
+                assert 'could not be found' in shown.stderr, shown.stderr
+                return {'status': 'GONE'}
+            shown = json.loads(shown.stdout)
+            return shown if 'IN_PROGRESS' not in shown['status'] else None
+
+        def servers():
+            return {s.name: s for s in cloud.compute.servers(all_projects=True,
+                                                             project_id=projects['a'].id)}
+
+        alice = lab_region_connection(clouds_yaml, 'alice')
+        alice.compute.create_keypair(name=keypair)
+        try:
+            alice_coe('cluster', 'template', 'create', 'k8s-real', '--coe', 'kubernetes',
+                      '--image', release_image.name, '--external-network', 'public',
+                      '--keypair', keypair, '--flavor', GUEST_FLAVOR, '--master-flavor',
+                      K8S_MASTER_FLAVOR, '--floating-ip-enabled', '--labels',
+                      ','.join('%s=%s' % item for item in sorted(labels.items())))
+            began = time.monotonic()
+            alice_coe('cluster', 'create', 'kube', '--cluster-template', 'k8s-real',
+                      '--master-count', '1', '--node-count', '1', '--timeout', '60')
+            cluster = wait_for(settled, timeout=3900, interval=15)
+            uuid = cluster.get('uuid')
+            key = tmp_path / 'data/openstack-magnum/openstack/clusters' / str(uuid) / 'id_ed25519'
+            master = next((a for n, a in floating_ips(cloud, 'kube-').items()
+                           if '-master-' in n), None)
+            if cluster['status'] != 'CREATE_COMPLETE':
+                pytest.fail('%s\n%s' % (cluster['status_reason'],
+                                        control_plane_state(key, master) if master else ''))
+            print('create 1+1 with the add-ons: %.0f s' % (time.monotonic() - began))
+            where = tmp_path / 'config'
+            where.mkdir()
+            alice_coe('cluster', 'config', 'kube', '--dir', str(where))
+            conf = where / 'config'
+
+            # The cloud controller manager initialised both nodes from Nova.
+            def initialised():
+                nodes = json.loads(k8s.kubectl(conf, 'get', 'nodes', '-o', 'json'))['items']
+                done = [n for n in nodes if n['spec'].get('providerID') and not [
+                    t for t in n['spec'].get('taints') or []
+                    if t['key'] == 'node.cloudprovider.kubernetes.io/uninitialized']]
+                return nodes if len(done) == len(nodes) == 2 else None
+            try:
+                nodes = wait_for(initialised, timeout=900, interval=15)
+            except AssertionError:
+                pytest.fail('the cloud controller manager did not initialise the nodes:\n%s' % (
+                    k8s.kubectl(conf, '-n', 'kube-system', 'logs', '--tail', '60',
+                                'daemonset/openstack-cloud-controller-manager', check=False)
+                    .stdout + k8s.kubectl(conf, 'get', 'pods', '-A', '-o', 'wide')))
+            by_name = servers()
+            for node in nodes:
+                server = by_name[node['metadata']['name']]
+                assert node['spec']['providerID'] == 'openstack:///' + server.id, node['spec']
+                internal = [a['address'] for a in node['status']['addresses']
+                            if a['type'] == 'InternalIP']
+                fixed = [a['addr'] for net in server.addresses.values() for a in net
+                         if a.get('OS-EXT-IPS:type') == 'fixed']
+                assert internal and set(internal) <= set(fixed), (internal, server.addresses)
+
+            # metrics-server: `kubectl top nodes` answers for both.
+            def top():
+                shown = k8s.kubectl(conf, 'top', 'nodes', '--no-headers', check=False)
+                return shown.returncode == 0 and len(shown.stdout.splitlines()) == 2
+            try:
+                wait_for(top, timeout=900, interval=20)
+            except AssertionError:
+                pytest.fail('kubectl top nodes never answered: %s' % k8s.kubectl(
+                    conf, 'top', 'nodes', check=False).stderr)
+
+            # The autoscaler grows the worker group for pods that do not fit ...
+            scale_up_and_down(conf, alice_coe, servers, tmp_path / 'api.sqlite')
+        finally:
+            alice_coe('cluster', 'delete', 'kube', ok=False)
+            wait_for(lambda: (settled() or {}).get('status') in ('GONE', 'DELETE_FAILED'),
+                     timeout=1800, interval=15)
+            alice.compute.delete_keypair(keypair, ignore_missing=True)
+        assert servers() == {}
+        assert leftovers(cloud, 'kube-') == []
+
+
+def scale_up_and_down(conf, alice_coe, servers, store_file):
+    """Pods of the release image's pause, each asking for most of a worker's CPU, two of
+    them on the one worker: the autoscaler (its magnum provider, through the catalog's
+    container-infra and orchestration endpoints: this API) resizes default-worker to 2, a
+    new server joins and both run; deleted, the autoscaler removes the idle node naming it
+    (nodes_to_remove, read from the API's store: the resize jobs it asked for) and that
+    server goes."""
+    import test_kubernetes as k8s
+    k8s.kubectl(conf, 'apply', '-f', '-', stdin=json.dumps({
+        'apiVersion': 'apps/v1', 'kind': 'Deployment', 'metadata': {'name': 'hog'},
+        'spec': {'replicas': 2, 'selector': {'matchLabels': {'app': 'hog'}},
+                 'template': {'metadata': {'labels': {'app': 'hog'}}, 'spec': {
+                     'nodeSelector': {'magnum.openstack.org/role': 'worker'},
+                     'containers': [{'name': 'pause', 'image': 'registry.k8s.io/pause:3.10.2',
+                                     'imagePullPolicy': 'IfNotPresent',
+                                     'resources': {'requests': {'cpu': '600m'}}}]}}}}))
+
+    def autoscaler_log():
+        return k8s.kubectl(conf, '-n', 'kube-system', 'logs', '--tail', '80',
+                           'deployment/cluster-autoscaler', check=False)
+
+    def grown():
+        workers = [n for n in servers() if '-node-' in n]
+        ready = k8s.kubectl(conf, 'get', 'deployment', 'hog', '-o',
+                            'jsonpath={.status.readyReplicas}', check=False).stdout
+        return workers if len(workers) == 2 and ready == '2' else None
+    try:
+        grew = wait_for(grown, timeout=2700, interval=20)
+        workers = dict((name, servers()[name].id) for name in grew)
+    except AssertionError:
+        shown = autoscaler_log()
+        pytest.fail('the autoscaler did not grow the workers: %s\n%s' % (
+            shown.stdout + shown.stderr, k8s.kubectl(conf, 'get', 'pods', '-o', 'wide')))
+    group = alice_coe('cluster', 'nodegroup', 'show', 'kube', 'default-worker', '-f', 'json')
+    assert group['node_count'] == 2, group
+
+    # ... and, idle, shrinks it naming the node it removes: exactly that server goes.
+    k8s.kubectl(conf, 'delete', 'deployment', 'hog')
+
+    def shrunk():
+        left = [n for n in servers() if '-node-' in n]
+        return left if len(left) == 1 else None
+    try:
+        left = wait_for(shrunk, timeout=2700, interval=30)
+    except AssertionError:
+        shown = autoscaler_log()
+        pytest.fail('the autoscaler did not shrink the workers: %s' % (shown.stdout
+                                                                       + shown.stderr))
+    removed = set(workers) - set(left)
+    asked = [json.loads(job['extravars'] or '{}').get('nodes_to_remove')
+             for job in resize_jobs(store_file)]
+    assert asked[-1] == [workers[name] for name in removed], (asked, workers, removed)
+    nodes = [n.split()[0] for n in k8s.kubectl(conf, 'get', 'nodes', '--no-headers')
+             .splitlines()]
+    assert not removed & set(nodes) and set(left) <= set(nodes), (removed, left, nodes)
+
+
+def resize_jobs(store_file):
+    """The API's resize jobs, oldest first (its SQLite store, read only)."""
+    import sqlite3
+    with contextlib.closing(sqlite3.connect('file:%s?mode=ro' % store_file, uri=True)) as db:
+        db.row_factory = sqlite3.Row
+        return [dict(row) for row in db.execute(
+            "SELECT operation, extravars FROM jobs WHERE operation LIKE '%resize%' "
+            "ORDER BY id")]
