@@ -132,19 +132,19 @@ def guest_endpoints(admin, base, host, api_port, make):
     serving them; returns it and ``base`` (the lab's cloud) signing in there."""
     services = dict((s.id, s.type) for s in admin.identity.services())
     wanted = ('identity', 'compute', 'network', 'image')
-    public = [e for e in admin.identity.endpoints(interface='public',
-                                                  region_id=base.get('region_name'))
-              if services.get(e.service_id) in wanted]
-    ports = sorted(set(urlsplit(e.url).port for e in public) | {api_port})
+    # every interface (keystonemiddleware validates tokens on the internal one)
+    endpoints = [e for e in admin.identity.endpoints(region_id=base.get('region_name'))
+                 if services.get(e.service_id) in wanted]
+    ports = sorted(set(urlsplit(e.url).port for e in endpoints) | {api_port})
     relay = subprocess.Popen([sys.executable, str(Path(__file__).parent / 'tcp_relay.py')] + [
         '%s:%d=127.0.0.1:%d' % (host, port, port) for port in ports],
         stdout=subprocess.PIPE, text=True)
     assert relay.stdout.readline().startswith('relaying'), 'the relay did not start'
     make('region', id=RUN, description='magnum tests: endpoints the guests reach')
-    for endpoint in public:
+    for endpoint in endpoints:
         parts = urlsplit(endpoint.url)
-        make('endpoint', service_id=endpoint.service_id, interface='public', region_id=RUN,
-             url=parts._replace(netloc='%s:%d' % (host, parts.port)).geturl())
+        make('endpoint', service_id=endpoint.service_id, interface=endpoint.interface,
+             region_id=RUN, url=parts._replace(netloc='%s:%d' % (host, parts.port)).geturl())
     heat = catalog_service(admin, 'orchestration', 'heat')
     make('endpoint', service_id=heat.id, interface='public', region_id=RUN,
          url='http://%s:%d/heat/v1/%%(project_id)s' % (host, api_port))
