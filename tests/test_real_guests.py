@@ -673,7 +673,7 @@ def test_a_magnum_cluster_on_guests_runs_the_clouds_controller_metrics_and_autos
             began = time.monotonic()
             alice_coe('cluster', 'create', 'kube', '--cluster-template', 'k8s-real',
                       '--master-count', '1', '--node-count', '1', '--timeout', '60')
-            cluster = wait_for(settled, timeout=3900, interval=15)
+            cluster = wait_for(settled, timeout=3900, interval=30)
             uuid = cluster.get('uuid')
             key = tmp_path / 'data/openstack-magnum/openstack/clusters' / str(uuid) / 'id_ed25519'
             master = next((a for n, a in floating_ips(cloud, 'kube-').items()
