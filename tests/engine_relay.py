@@ -26,16 +26,23 @@ async def pump(reader, writer):
         writer.close()
 
 
-async def serve(listen, engine):
+def carrier(open_target):
+    """A connection handler carrying each client to what ``open_target()`` (a coroutine
+    giving a reader and a writer) opens; a client whose target cannot be opened is closed."""
     async def carry(client_reader, client_writer):
         try:
-            engine_reader, engine_writer = await asyncio.open_unix_connection(engine)
+            target_reader, target_writer = await open_target()
         except OSError:
             client_writer.close()
             return
-        await asyncio.gather(pump(client_reader, engine_writer), pump(engine_reader, client_writer))
-        engine_writer.close()
+        await asyncio.gather(pump(client_reader, target_writer), pump(target_reader, client_writer))
+        target_writer.close()
         client_writer.close()
+    return carry
+
+
+async def serve(listen, engine):
+    carry = carrier(lambda: asyncio.open_unix_connection(engine))
 
     if os.path.exists(listen):
         os.unlink(listen)

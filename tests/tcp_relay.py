@@ -10,21 +10,12 @@ answer, without changing the lab's own service-to-service traffic.
 import asyncio
 import sys
 
-from engine_relay import pump
+from engine_relay import carrier
 
 
 async def relay(listen, target):
-    async def carry(client_reader, client_writer):
-        try:
-            reader, writer = await asyncio.open_connection(*target)
-        except OSError:
-            client_writer.close()
-            return
-        await asyncio.gather(pump(client_reader, writer), pump(reader, client_writer))
-        writer.close()
-        client_writer.close()
-
-    return await asyncio.start_server(carry, *listen)
+    return await asyncio.start_server(carrier(lambda: asyncio.open_connection(*target)),
+                                      *listen)
 
 
 def address(text):

@@ -167,16 +167,10 @@ def test_swarm_through_the_api_grows_shrinks_rotates_its_ca_and_reports_a_stoppe
             return coe(clouds_yaml, 'alice', *args, ok=ok)
 
         def settled():
-            shown = alice_coe('cluster', 'show', 'sw', '-f', 'json', ok=False)
-            if shown.returncode != 0:
-                assert 'could not be found' in shown.stderr, shown.stderr
-                return {'status': 'GONE'}
-            shown = json.loads(shown.stdout)
-            return shown if 'IN_PROGRESS' not in shown['status'] else None
+            return cli_settled(alice_coe, 'sw')
 
         def servers():
-            return {s.name: s for s in cloud.compute.servers(all_projects=True,
-                                                             project_id=project_id)}
+            return project_servers(cloud, project_id)
 
         def certificates(name):
             where = tmp_path / name
@@ -264,6 +258,22 @@ def test_swarm_through_the_api_grows_shrinks_rotates_its_ca_and_reports_a_stoppe
                     cloud.identity.find_user(RUN + '-alice'))],
             }
         assert not any(left.values()), left
+
+
+def cli_settled(user_coe, name):
+    """Cluster ``name`` as a user's `openstack coe` shows it once it runs no operation
+    (None while it does; status GONE once it is not found)."""
+    shown = user_coe('cluster', 'show', name, '-f', 'json', ok=False)
+    if shown.returncode != 0:
+        assert 'could not be found' in shown.stderr, shown.stderr
+        return {'status': 'GONE'}
+    shown = json.loads(shown.stdout)
+    return shown if 'IN_PROGRESS' not in shown['status'] else None
+
+
+def project_servers(cloud, project_id):
+    """{name: server} of a project's servers."""
+    return {s.name: s for s in cloud.compute.servers(all_projects=True, project_id=project_id)}
 
 
 def on_guest(key, address, *command, stdin=None):
@@ -651,16 +661,10 @@ def test_a_magnum_cluster_on_guests_runs_the_clouds_controller_metrics_and_autos
             return coe(clouds_yaml, 'alice', *args, ok=ok)
 
         def settled():
-            shown = alice_coe('cluster', 'show', 'kube', '-f', 'json', ok=False)
-            if shown.returncode != 0:
-                assert 'could not be found' in shown.stderr, shown.stderr
-                return {'status': 'GONE'}
-            shown = json.loads(shown.stdout)
-            return shown if 'IN_PROGRESS' not in shown['status'] else None
+            return cli_settled(alice_coe, 'kube')
 
         def servers():
-            return {s.name: s for s in cloud.compute.servers(all_projects=True,
-                                                             project_id=projects['a'].id)}
+            return project_servers(cloud, projects['a'].id)
 
         alice = lab_region_connection(clouds_yaml, 'alice')
         alice.compute.create_keypair(name=keypair)
