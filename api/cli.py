@@ -37,8 +37,18 @@ def add_job_options(parser, defaults):
     parser.add_argument('--health-interval', type=float, default=60.0,
                         help='seconds between health refreshes of settled clusters (0: off)')
     parser.add_argument('--health-workers', type=int, default=defaults.health_workers,
-                        help='health checks run at once (default %(default)s), apart from '
+                        help='health playbook runs at once (default %(default)s), apart from '
                              'the --workers that run operations')
+    parser.add_argument('--health-threads', type=int, default=defaults.health_threads,
+                        help='threads that read the clusters\' COEs over their own APIs for '
+                             'the health rounds, without a playbook (default %(default)s)')
+    parser.add_argument('--health-timeout', type=float, default=defaults.health_timeout,
+                        help='seconds a COE endpoint has to answer a health read '
+                             '(default %(default)s)')
+    parser.add_argument('--health-playbook', action='store_true',
+                        help='refresh every cluster\'s health with playbooks/cluster_health.yml '
+                             '(by default, clusters whose driver reads its COE\'s API are read '
+                             'without one)')
     parser.add_argument('--job-nice', type=int, default=defaults.job_nice,
                         choices=range(0, 20), metavar='0-19',
                         help='niceness of the playbook runs, operations and health rounds '
@@ -62,6 +72,8 @@ def job_settings(args, **more):
         runner_dir=Path(args.runner_dir), project_dir=Path(args.project_dir),
         playbooks_dir=Path(args.project_dir) / 'playbooks', provider=args.provider,
         health_interval=args.health_interval, health_workers=args.health_workers,
+        health_threads=args.health_threads, health_timeout=args.health_timeout,
+        health_direct=not args.health_playbook,
         job_nice=args.job_nice, auto_healing_grace=args.auto_healing_grace,
         secret_key_file=args.secret_key_file,
         heartbeat_interval=min(10.0, args.health_interval or 10.0), **more)

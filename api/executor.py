@@ -26,8 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ansible_runner
 
-from api import auth_cache, credentials, extravars as extravars_mod, health_ring
-from api.core import errors, failures, healing, lifecycle
+from api import (auth_cache, credentials, extravars as extravars_mod, health_check,
+                 health_ring)
+from api.core import errors, failures, healing, lifecycle, provider_checks
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
@@ -58,6 +59,13 @@ class Executor(JobQueue):
         self._health_pool = ThreadPoolExecutor(max_workers=max(1, settings.health_workers),
                                                thread_name_prefix='magnum-health')
         self._health_pending = set()
+        # ... and the reads of the clusters' COEs without a playbook (api/health_check.py).
+        self._health_threads = ThreadPoolExecutor(max_workers=max(1, settings.health_threads),
+                                                  thread_name_prefix='magnum-health-read')
+        self.health_checks = health_check.HealthChecks(
+            store, provider_checks.ProviderChecks(settings.provider).reaches_nodes,
+            timeout=settings.health_timeout) \
+            if settings.health_direct else None
         self._broken_since = {}  # cluster uuid -> {node name: when first seen broken}
         self._health_due = time.monotonic() + settings.health_interval
         self._secrets_due = 0.0
@@ -112,6 +120,9 @@ class Executor(JobQueue):
         for cluster_uuid in list(self._health_pending):
             self.end_health_round(cluster_uuid)
         self._health_pool.shutdown(wait=wait, cancel_futures=True)
+        self._health_threads.shutdown(wait=wait, cancel_futures=True)
+        if self.health_checks:
+            self.health_checks.close()
         self.pool.shutdown(wait=wait, cancel_futures=True)
         self.jobs.stop_service(self.service_id)
 
@@ -148,16 +159,46 @@ class Executor(JobQueue):
 
     def _schedule_health(self):
         """Every health_interval, refresh the health of the settled clusters that are
-        this conductor's share (api/health_ring.py)."""
+        this conductor's share (api/health_ring.py): read over their COE's API where their
+        driver can be (api/health_check.py), else by playbooks/cluster_health.yml."""
         if not self.settings.health_interval or time.monotonic() < self._health_due:
             return
         self._health_due = time.monotonic() + self.settings.health_interval
         ring = health_ring.Ring(self.jobs.live_services(), self.service_id)
-        for cluster in self.store.find('cluster'):
-            if cluster['status'] in states.COMPLETE and ring.is_mine(cluster['uuid']) and \
-                    cluster['uuid'] not in self._health_pending:
-                self._health_pending.add(cluster['uuid'])
+        mine = [c for c in self.store.find('cluster')
+                if c['status'] in states.COMPLETE and ring.is_mine(c['uuid'])]
+        groups = {}
+        if self.health_checks:
+            self.health_checks.forget(set(c['uuid'] for c in mine))
+            for group in self.store.find('nodegroup'):
+                groups.setdefault(group['cluster_id'], []).append(group)
+        for cluster in mine:
+            if cluster['uuid'] in self._health_pending:
+                continue
+            self._health_pending.add(cluster['uuid'])
+            if self.health_checks:
+                self._health_threads.submit(self._read_health, cluster,
+                                            groups.get(cluster['uuid'], []))
+            else:
                 self._health_pool.submit(self._run_health, cluster['uuid'])
+
+    def _read_health(self, cluster, groups):
+        """A cluster's health read without a playbook; the playbook's when only it can tell
+        (that run ends the cluster's pending round)."""
+        by_playbook = False
+        try:
+            if self.health_checks.check(cluster, groups) is None:
+                self._health_pool.submit(self._run_health, cluster['uuid'])
+                by_playbook = True
+            else:
+                self.heal(cluster['uuid'])
+        except RuntimeError:  # shutting down: no playbook starts any more
+            pass
+        except Exception:
+            LOG.exception('health read of %s crashed', cluster['uuid'])
+        finally:
+            if not by_playbook:
+                self._health_pending.discard(cluster['uuid'])
 
     def _run_health(self, cluster_uuid):
         """Run playbooks/cluster_health.yml; it writes the cluster's health fields."""

@@ -43,6 +43,11 @@ class Settings:
     health_interval: float = 60.0
     # Health checks run at once (each one ansible-playbook run; apart from the job workers).
     health_workers: int = 2
+    # Read the clusters' COEs without a playbook where their driver can (api/health_check.py),
+    # in this many threads, each endpoint given this many seconds to answer.
+    health_direct: bool = True
+    health_threads: int = 64
+    health_timeout: float = 5.0
     # The niceness of the playbook runs (operations and health rounds; 0-19): the API's
     # requests keep the CPU before them on a busy host.
     job_nice: int = 10

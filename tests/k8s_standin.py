@@ -18,6 +18,7 @@ import copy
 import itertools
 import json
 import re
+import socket
 import ssl
 import threading
 import uuid as uuidlib
@@ -124,10 +125,13 @@ def selected(objects, selector):
 class StandIn:
     """``nodes``: Node objects; ``readyz``: (status, body) of /readyz; both may be
     changed while it runs. ``requests`` records the paths asked, with the client
-    certificate's CN and O."""
+    certificate's CN and O; ``connections`` the connections accepted. With
+    ``keep_alive`` it speaks HTTP/1.1 and keeps a connection open between requests (closed
+    when it stops), as an API server does."""
 
-    def __init__(self, ca_cert_pem, ca_key_pem, tmp_path, port=0):
+    def __init__(self, ca_cert_pem, ca_key_pem, tmp_path, port=0, keep_alive=False):
         self.nodes, self.pods, self.readyz, self.requests = [], [], (200, 'ok'), []
+        self.keep_alive, self.connections = keep_alive, []
         # (group, version, plural, namespace or None, name) -> object
         self.objects, self._lock = {}, threading.Lock()
         self._versions = itertools.count(1)
@@ -152,6 +156,11 @@ class StandIn:
     def stop(self):
         self.httpd.shutdown()
         self.httpd.server_close()
+        for connection in self.connections:  # kept-alive ones answer no more
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def token_subject(self, authorization):
         """The service account a Bearer token is of (its Secret's annotation), or None."""
@@ -336,6 +345,12 @@ class StandIn:
         standin = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = 'HTTP/1.1' if standin.keep_alive else 'HTTP/1.0'
+
+            def setup(self):
+                super().setup()
+                standin.connections.append(self.connection)
+
             def do_GET(self):  # noqa: N802 - http.server's name
                 self._serve('GET')
 

@@ -497,7 +497,7 @@ def test_binaries_are_downloaded_from_mirrors_checked_against_their_sha256(tmp_p
 
 
 @contextlib.contextmanager
-def standin_cluster(tmp_path):
+def standin_cluster(tmp_path, keep_alive=False):
     """A Kubernetes cluster 'k' in a store of its own, CA and all, whose api_address is a
     k8s_standin API (no kube-apiserver can run here); yields (store url, store, uuid, api).
     The playbooks, roles, modules and store the tests run on it are the real ones."""
@@ -512,7 +512,7 @@ def standin_cluster(tmp_path):
     uuid = lifecycle.record_cluster(store, {'name': 'k', 'cluster_template_id': 'kt'},
                                     scope)['uuid']
     _changed, ca = lifecycle.ensure_ca(store, store.get('cluster', uuid))
-    api = StandIn(ca['cert_pem'], ca['key_pem'], tmp_path).start()
+    api = StandIn(ca['cert_pem'], ca['key_pem'], tmp_path, keep_alive=keep_alive).start()
     store.update('cluster', uuid, {'status': 'CREATE_COMPLETE', 'api_address': api.url})
     try:
         yield url, store, uuid, api
@@ -533,17 +533,34 @@ def test_health_reads_the_api_through_its_address_with_a_certificate_of_the_clus
     """cluster_health.yml on a Kubernetes cluster: /readyz and the nodes' Ready condition
     read from the controller through api_address, with an admin certificate the
     cluster_ca module issues from the store's CA (the API refuses any other), recorded
-    as Magnum's monitor records them."""
+    as Magnum's monitor records them. The conductor's read without a playbook
+    (api/health_check.py) finds and records the same, each time, over one kept
+    connection."""
     from k8s_standin import node
-    with standin_cluster(tmp_path) as (url, store, uuid, api):
+    from api.health_check import HealthChecks
+    with standin_cluster(tmp_path, keep_alive=True) as (url, store, uuid, api):
+        checks = HealthChecks(store)
+
         def health():
+            """The playbook's round, then the conductor's read without one: the same."""
             playbook('playbooks/cluster_health.yml', url, '-e', 'cluster=k')
             shown = store.get('cluster', uuid)
-            return shown['health_status'], shown['health_status_reason']
+            found = (shown['health_status'], shown['health_status_reason'])
+            store.update('cluster', uuid, {'health_status': None, 'health_status_reason': {}})
+            read = checks.check(store.get('cluster', uuid))
+            assert (read['status'], read['reason']) == found, (read, found)
+            shown = store.get('cluster', uuid)
+            assert (shown['health_status'], shown['health_status_reason']) == found
+            return found
 
         api.nodes = [node('k-master-0'), node('k-node-0'), node('k-node-1')]
         assert health() == ('HEALTHY', {'k-master-0.Ready': 'True', 'k-node-0.Ready': 'True',
                                         'k-node-1.Ready': 'True', 'api': 'ok'})
+        # The conductor's read kept its connection and its certificate for the next round.
+        connections = len(api.connections)
+        store.update('cluster', uuid, {'health_status': None})
+        assert checks.check(store.get('cluster', uuid))['status'] == 'HEALTHY'
+        assert len(api.connections) == connections
         assert {request[0] for request in api.requests} >= {'/readyz', '/api/v1/nodes'}
         assert {request[1:] for request in api.requests} == {('magnum-driver',
                                                               'system:masters')}

@@ -316,14 +316,29 @@ def check_a_worker_is_replaced_as_the_auto_healer_asks(ops, api, cfg, uuid):
 
 
 def health_round(rest, name):
-    """cluster_health.yml's round on the cluster ``name``: its health and reason after it."""
-    run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_health.yml',
-                          '-e', 'cluster=%s' % name], cwd=str(REPO),
-                         env=ansible_env(rest.server.db_url, 'docker', **rest.server.env),
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout[-2000:]
-    shown = rest.show(name)
-    return shown['health_status'], shown['health_status_reason']
+    """cluster_health.yml's round on the cluster ``name``, then the conductor's read without
+    a playbook (api/health_check.py, each manager's Docker API): both find the same health
+    and reason (asked again, a few times, while the cluster is changing); returns it."""
+    from api.core import store as store_mod
+    from api.health_check import HealthChecks
+    checks = HEALTH_CHECKS.setdefault(rest.server.db_url, HealthChecks(
+        store_mod.Store(rest.server.db_url)))
+    for _ in range(5):
+        run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/cluster_health.yml',
+                              '-e', 'cluster=%s' % name], cwd=str(REPO),
+                             env=ansible_env(rest.server.db_url, 'docker', **rest.server.env),
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stdout[-2000:]
+        shown = rest.show(name)
+        found = shown['health_status'], shown['health_status_reason']
+        read = checks.check(checks.store.get('cluster', shown['uuid']))
+        if (read['status'], read['reason']) == found:
+            return found
+        time.sleep(3)
+    assert (read['status'], read['reason']) == found, (read, found)
+
+
+HEALTH_CHECKS = {}  # the conductor's reads, one per store: kept connections and certificates
 
 
 def check_health_follows_a_stopped_worker(ops, worker):

@@ -51,7 +51,7 @@ class Driver(object):
     def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
                  picks_nodes_to_remove=False, rebuilds_nodes=False, chosen_by_label=None,
                  own_infrastructure=False, cannot=None, packages=None, preflight=False,
-                 image_check=None):
+                 image_check=None, health_reader=None):
         self.name = name
         self.coe = coe
         self.os_distros = tuple(os_distros)
@@ -85,6 +85,10 @@ class Driver(object):
         # whose Glance properties say it cannot serve the template (the kubeadm driver: a
         # release image of another kube_tag, when the operator requires release images).
         self.image_check = image_check
+        # health_reader(cluster, template, nodes, http) -> {'status', 'reason'}, or None
+        # when only the playbook can tell: the conductor's health rounds without a
+        # playbook (module_utils/core/health.py; its drivers/<driver>/health.py).
+        self.health_reader = health_reader
 
     def node_packages(self, labels):
         """The Debian packages the nodes must have or install, Python (Ansible's)

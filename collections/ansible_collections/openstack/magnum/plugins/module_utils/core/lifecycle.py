@@ -261,7 +261,7 @@ def _set_group_nodes(store, cluster_uuid, by_group):
     for group in store.find('nodegroup', cluster_id=cluster_uuid):
         nodes = [n for n in by_group.get(group['uuid']) or [] if isinstance(n, dict)]
         values = {'node_addresses': [n['address'] for n in nodes if n.get('address')],
-                  'nodes': [dict((k, n[k]) for k in ('name', 'id') if n.get(k))
+                  'nodes': [dict((k, n[k]) for k in ('name', 'id', 'address') if n.get(k))
                             for n in nodes]}
         if any(values[k] != group.get(k) for k in values):
             store.update('nodegroup', group['uuid'], values)

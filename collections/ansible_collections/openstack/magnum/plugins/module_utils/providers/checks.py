@@ -69,6 +69,15 @@ class ProviderChecks(object):
         checks.capacity(template['server_type'],
                         [(fields.flavor_of(g.get('flavor_id')), g['node_count']) for g in groups])
 
+    def reaches_nodes(self, cluster, template):
+        """Whether this controller reaches the cluster's nodes at the addresses its last
+        operation recorded (the conductor's health rounds read their COE there): not a
+        cloud's servers without floating IPs, which are reached through a bastion."""
+        if self.provider != 'openstack':
+            return True
+        enabled = cluster.get('floating_ip_enabled')
+        return template.get('floating_ip_enabled', True) if enabled is None else enabled
+
 
 def with_checks(settings):
     """The core's ``settings`` (a module's core_settings) with the checks of their

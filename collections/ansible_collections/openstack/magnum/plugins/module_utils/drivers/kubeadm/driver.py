@@ -15,7 +15,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
-    addons, k8s_config)
+    addons, health, k8s_config)
 
 # The network drivers it deploys (Magnum's API also takes cilium).
 NETWORK_DRIVERS = ('flannel', 'calico')
@@ -105,4 +105,5 @@ def packages(labels):
 
 DRIVER = Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
                 picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=refuses,
-                packages=packages, preflight=True, image_check=check_image)
+                packages=packages, preflight=True, image_check=check_image,
+                health_reader=health.read)

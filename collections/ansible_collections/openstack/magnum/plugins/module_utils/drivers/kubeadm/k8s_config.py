@@ -17,6 +17,7 @@ import os
 import re
 import tarfile
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import health as health_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values, registries
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
@@ -1094,8 +1095,6 @@ def upgrade_batches(masters, workers, max_batch_size=1):
     return batches
 
 
-NOT_ACCESSIBLE = 'The cluster is not accessible'
-
 
 def health(nodes, expected, api):
     """The cluster's health as Magnum's monitor reports it: ``<node>.Ready`` per node
@@ -1105,7 +1104,7 @@ def health(nodes, expected, api):
     them (then UNKNOWN); ``expected``: the cluster's server names. HEALTHY when the
     API says ``ok`` and every server is a Ready node."""
     if nodes is None:
-        return {'status': 'UNKNOWN', 'reason': {'api': NOT_ACCESSIBLE}}
+        return health_mod.unknown()
     reason = {}
     for node in nodes:
         conditions = (node.get('status') or {}).get('conditions') or []
@@ -1113,7 +1112,7 @@ def health(nodes, expected, api):
         reason['%s.Ready' % node['metadata']['name']] = str(ready[0] if ready else 'Unknown')
     for name in expected or []:
         reason.setdefault('%s.Ready' % name, 'not registered')
-    reason['api'] = str(api or NOT_ACCESSIBLE).strip()
+    reason['api'] = str(api or health_mod.NOT_ACCESSIBLE).strip()
     healthy = reason['api'] == 'ok' and all(
         value == 'True' for key, value in reason.items() if key != 'api')
     return {'status': 'HEALTHY' if healthy else 'UNHEALTHY', 'reason': reason}

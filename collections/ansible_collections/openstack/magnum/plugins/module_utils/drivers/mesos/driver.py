@@ -7,10 +7,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.mesos import health
 
 # What roles/mesos installs from Debian (its mesos_zookeeper_packages and
 # mesos_agent_packages; a unit test keeps them equal).
 PACKAGES = ('zookeeper', 'zookeeperd', 'docker.io')
 
 DRIVER = Driver('mesos_debian', 'mesos', ('debian', 'ubuntu'), ('mesos',),
-                packages=lambda labels: PACKAGES, preflight=True)
+                packages=lambda labels: PACKAGES, preflight=True,
+                health_reader=health.read)

@@ -8,6 +8,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.swarm import health
 
 # What roles/swarm installs from Debian (its swarm_packages; a unit test keeps them equal).
 PACKAGES = ('docker.io',)
@@ -27,4 +28,4 @@ def refuses(template, labels):
 
 
 DRIVER = Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',), refuse=refuses,
-                packages=lambda labels: PACKAGES)
+                packages=lambda labels: PACKAGES, health_reader=health.read)
