@@ -103,3 +103,9 @@ def test_the_operators_release_image_choice_is_push_or_require():
     # with require, a kube_version with or without its v is the same release
     kubeadm.check_image('img', {'kube_version': '1.36.2'}, {'labels': {'kube_tag': 'v1.36.2'}},
                         {'MAGNUM_K8S_IMAGE_RELEASE': 'require'})
+    # ... and nothing else is: a release candidate, a doubled v
+    for held in ('v1.36.2-rc.1', 'vv1.36.2', '1.36'):
+        with pytest.raises(Invalid, match='holds Kubernetes %s' % held):
+            kubeadm.check_image('img', {'kube_version': held},
+                                {'labels': {'kube_tag': 'v1.36.2'}},
+                                {'MAGNUM_K8S_IMAGE_RELEASE': 'require'})

@@ -80,7 +80,11 @@ def check_image(image, properties, template, environ=None):
         return
     wanted = (template.get('labels') or {}).get('kube_tag') or k8s_config.DEFAULT_KUBE_TAG
     held = str(properties.get('kube_version') or '')
-    if held and held.lstrip('v') == str(wanted).lstrip('v'):
+
+    def tag(version):  # a release with or without its v (kube_version 1.36.2 is v1.36.2)
+        version = str(version)
+        return version if version.startswith('v') else 'v' + version
+    if held and tag(held) == tag(wanted):
         return
     build = ("Upload the release's image (ansible-playbook playbooks/cloud_image.yml -e "
              "cloud_image_kube_tag=%s) and name it in the template" % wanted)
