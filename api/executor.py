@@ -167,9 +167,11 @@ class Executor(JobQueue):
         ring = health_ring.Ring(self.jobs.live_services(), self.service_id)
         mine = [c for c in self.store.find('cluster')
                 if c['status'] in states.COMPLETE and ring.is_mine(c['uuid'])]
-        groups = {}
+        groups, templates = {}, {}
         if self.health_checks:
-            self.health_checks.forget(set(c['uuid'] for c in mine))
+            templates = dict((t['uuid'], t) for t in self.store.find('cluster_template'))
+            # clients of clusters gone or now another conductor's (not of a read under way)
+            self.health_checks.forget(set(c['uuid'] for c in mine) | self._health_pending)
             for group in self.store.find('nodegroup'):
                 groups.setdefault(group['cluster_id'], []).append(group)
         for cluster in mine:
@@ -178,19 +180,19 @@ class Executor(JobQueue):
             self._health_pending.add(cluster['uuid'])
             if self.health_checks:
                 self._health_threads.submit(self._read_health, cluster,
-                                            groups.get(cluster['uuid'], []))
+                                            groups.get(cluster['uuid'], []), templates)
             else:
                 self._health_pool.submit(self._run_health, cluster['uuid'])
 
-    def _read_health(self, cluster, groups):
+    def _read_health(self, cluster, groups, templates):
         """A cluster's health read without a playbook; the playbook's when only it can tell
         (that run ends the cluster's pending round)."""
         by_playbook = False
         try:
-            if self.health_checks.check(cluster, groups) is None:
+            if self.health_checks.check(cluster, groups, templates) is None:
                 self._health_pool.submit(self._run_health, cluster['uuid'])
                 by_playbook = True
-            else:
+            elif healing.enabled(cluster) or cluster['uuid'] in self._broken_since:
                 self.heal(cluster['uuid'])
         except RuntimeError:  # shutting down: no playbook starts any more
             pass

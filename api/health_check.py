@@ -24,7 +24,7 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-from api.core import drivers, errors, health as health_mod, lifecycle, states, tls
+from api.core import drivers, errors, health as health_mod, lifecycle, tls
 
 LOG = logging.getLogger('api.health')
 
@@ -158,12 +158,18 @@ class HealthChecks(object):
         for _ca, _renew, client in dropped:
             client.close()
 
-    def check(self, cluster, groups=None):
+    def check(self, cluster, groups=None, templates=None):
         """Read and record ``cluster``'s health; returns the health read, or None when only
         the playbook can tell (its driver has no reader, its nodes are not reached from
-        here, or the reader says so)."""
-        template, driver = lifecycle.cluster_driver(self.store, cluster)
-        reader = drivers.by_name(driver['name']).health_reader
+        here, or the reader says so). ``groups``: its node groups, ``templates``: uuid ->
+        template, when the caller read them for a whole round."""
+        template = (templates or {}).get(cluster['cluster_template_id'])
+        if template is None:
+            template, driver = lifecycle.cluster_driver(self.store, cluster)
+            reader = drivers.by_name(driver['name']).health_reader
+        else:
+            reader = drivers.find(template['coe'], template['server_type'],
+                                  template['cluster_distro'], template.get('labels')).health_reader
         if reader is None or not self.reaches_nodes(cluster, template):
             return None
         if groups is None:
@@ -181,14 +187,11 @@ class HealthChecks(object):
         if all(cluster.get(k) == v for k, v in wanted.items()):
             return
         try:
-            current = self.store.get('cluster', cluster['uuid'], by_name=False)
-            if current['status'] not in states.COMPLETE:
-                return  # an operation started meanwhile: its own play tells
+            # only while the cluster is as settled as when the round read it (an operation
+            # started meanwhile tells its own health)
             self.store.update('cluster', cluster['uuid'], wanted,
-                              expect_status=current['status'])
-        except errors.NotFound:
-            return
-        except Exception as exc:  # changed status meanwhile (OperationNotAllowed)
+                              expect_status=cluster['status'])
+        except (errors.NotFound, errors.OperationNotAllowed) as exc:
             LOG.info('health of %s not recorded: %s', cluster['uuid'], exc)
 
     def close(self):

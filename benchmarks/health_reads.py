@@ -58,19 +58,20 @@ NODES = ('m0', 'n0', 'n1')
 
 def k8s_node(name, ready):
     """A Node object of a realistic size (its images make most of a real one)."""
+    conditions = [{'type': t, 'status': 'False'}
+                  for t in ('MemoryPressure', 'DiskPressure', 'PIDPressure')]
+    conditions.append({'type': 'Ready', 'status': ready, 'reason': 'KubeletReady'})
+    images = [{'names': ['registry.example/image-%d@sha256:%s' % (i, '0' * 64)],
+               'sizeBytes': 1000000 + i} for i in range(25)]
     return {'kind': 'Node', 'metadata': {'name': name, 'labels': {
         'kubernetes.io/hostname': name, 'node-role.kubernetes.io/worker': ''}},
-        'status': {'conditions': [
-            {'type': t, 'status': 'False'} for t in ('MemoryPressure', 'DiskPressure',
-                                                      'PIDPressure')] + [
-            {'type': 'Ready', 'status': ready, 'reason': 'KubeletReady'}],
-            'images': [{'names': ['registry.example/image-%d@sha256:%s' % (i, '0' * 64)],
-                        'sizeBytes': 1000000 + i} for i in range(25)]}}
+        'status': {'conditions': conditions, 'images': images}}
 
 
 def answers():
-    nodes = lambda bad: json.dumps({'kind': 'NodeList', 'items': [  # noqa: E731
-        k8s_node(n, 'False' if n == bad else 'True') for n in NODES]}).encode()
+    def nodes(bad):
+        return json.dumps({'kind': 'NodeList', 'items': [
+            k8s_node(n, 'False' if n == bad else 'True') for n in NODES]}).encode()
 
     def swarm(drained):
         return json.dumps([{'ID': n, 'Description': {'Hostname': n},
@@ -229,8 +230,8 @@ def main():
                       '(%.1f ms per cluster), %d threads, timeout %.0f s'
                       % (name, len(made), wall, cpu, 1000 * cpu / len(made), args.threads,
                          args.timeout))
-                print('  found: %s' % ', '.join('%s %s %d' % (k, h, n)
-                                               for (k, h), n in sorted(found.items())))
+                print('  found: %s' % ', '.join(
+                    '%s %s %d' % (k, h, n) for (k, h), n in sorted(found.items())))
                 if wrong:
                     print('  NOT AS EXPECTED: %s' % dict(wrong))
         finally:
