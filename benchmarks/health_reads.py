@@ -38,7 +38,7 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP))
 
-from api.core import lifecycle, states, store as store_mod, tls  # noqa: E402
+from api.core import lifecycle, store as store_mod, tls  # noqa: E402
 from api.executor import Executor  # noqa: E402
 from api.settings import Settings  # noqa: E402
 
