@@ -22,6 +22,12 @@ def make(url):
     return store, tpl
 
 
+def settle(store, cluster_uuid, operation):
+    """The operation's success written as its playbook's last step writes it."""
+    store.update('cluster', cluster_uuid, {'status': states.final_status(operation, True),
+                                           'status_reason': None})
+
+
 def test_migrations_are_versioned_and_idempotent(db_url):
     store = store_mod.Store(db_url)
     assert store.schema_version() == store_mod.MIGRATIONS[-1][0]
@@ -93,7 +99,7 @@ def test_transitions_are_compare_and_set(db_url):
     store, _tpl = make(db_url)
     cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
                                        SCOPE)
-    store.finish_operation(cluster['uuid'], 'create', True)
+    settle(store, cluster['uuid'], 'create')
     store.start_operation(cluster['uuid'], 'resize')
     with pytest.raises(OperationNotAllowed, match='not allowed until'):
         store.start_operation(cluster['uuid'], 'upgrade')
@@ -114,11 +120,11 @@ def test_upgrade_moves_node_groups_to_the_new_image(db_url):
     lifecycle.create_template(store, dict(TPL, name='tpl3', image_id='debian-12-r3'), SCOPE)
     cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
                                        SCOPE)
-    store.finish_operation(cluster['uuid'], 'create', True)
+    settle(store, cluster['uuid'], 'create')
     cluster = store.get('cluster', 'c1')
     for name, image in (('own', 'debian-12-gpu'), ('plain', None)):
         lifecycle.create_nodegroup(store, cluster, {'name': name, 'image_id': image}, SCOPE)
-        store.finish_operation(cluster['uuid'], 'nodegroup_create', True)
+        settle(store, cluster['uuid'], 'nodegroup_create')
 
     def images():
         groups = store.find('nodegroup', cluster_id=cluster['uuid'])
@@ -203,7 +209,7 @@ def test_concurrent_writers_one_transition_wins(db_url):
     store, _tpl = make(db_url)
     cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
                                        SCOPE)
-    store.finish_operation(cluster['uuid'], 'create', True)
+    settle(store, cluster['uuid'], 'create')
     results = _run_parallel(_race_start, [(db_url, cluster['uuid'])] * 6)
     assert results.count('won') == 1 and results.count('refused') == 5
     assert store.get('cluster', 'c1')['status'] == states.UPDATE_IN_PROGRESS

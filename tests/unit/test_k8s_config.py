@@ -704,13 +704,6 @@ def test_shrink_picks_named_then_emptiest_then_highest():
         k8s.nodes_to_remove(nodes, 1, named=['ghost'])
 
 
-def test_upgrade_batches():
-    assert k8s.upgrade_batches(['m0', 'm1', 'm2'], ['w0', 'w1', 'w2'], 2) == [
-        ['m0'], ['m1'], ['m2'], ['w0', 'w1'], ['w2']]
-    with pytest.raises(Invalid):
-        k8s.upgrade_batches(['m0'], [], 0)
-
-
 def test_the_roles_filters_render_the_node_files_as_text():
     """What the kubernetes role writes on the nodes: kubeadm's multi-document YAML and
     containerd's TOML, through the k8s_document filter."""

@@ -662,12 +662,6 @@ class Store(object):
             return self.update('cluster', cluster_uuid, update, conn=conn,
                                expect_status=cluster['status'])
 
-    def finish_operation(self, cluster_uuid, operation, ok, reason=None, values=None):
-        """Write the final status of an operation (never leaves *_IN_PROGRESS)."""
-        update = dict(values or {})
-        update.update(status=states.final_status(operation, ok), status_reason=reason)
-        return self.update('cluster', cluster_uuid, update)
-
     # -------------------------------------------------------------- quotas
     def quota_limit(self, project_id, resource, conn=None, default=20):
         row = self.quota(project_id, resource, conn=conn, missing_ok=True)

@@ -1086,16 +1086,6 @@ def _index(name):
     return int(match.group(1)) if match else 0
 
 
-def upgrade_batches(masters, workers, max_batch_size=1):
-    """Masters one at a time, then workers in batches of ``max_batch_size``."""
-    if max_batch_size < 1:
-        raise Invalid("max_batch_size must be at least 1.")
-    batches = [[m] for m in masters]
-    batches += [workers[i:i + max_batch_size] for i in range(0, len(workers), max_batch_size)]
-    return batches
-
-
-
 def health(nodes, expected, api):
     """The cluster's health as Magnum's monitor reports it: ``<node>.Ready`` per node
     (the Ready condition's status, ``not registered`` for a server of the cluster
