@@ -69,6 +69,11 @@ def preload():
             module_class(name)
         except Exception:   # its task reports it
             pass
+    try:   # the store's tables, made once here rather than in each worker
+        from ansible_collections.openstack.magnum.plugins.module_utils.core import store
+        store.metadata()
+    except Exception:   # no SQLAlchemy: the modules' tasks say so
+        pass
 
 
 class StrategyModule(LinearStrategyModule):

@@ -117,8 +117,24 @@ def _column(name, kind):
                      else sa.Text)
 
 
-def _metadata():
+_META = []
+_META_LOCK = threading.Lock()
+
+
+def metadata():
+    """The store's tables (the same for every store: made once a process - before the
+    operation plays' workers fork, plugins/strategy/operation.py - and shared)."""
+    with _META_LOCK:
+        if not _META:
+            _META.append(_make_metadata())
+        return _META[0]
+
+
+def _make_metadata():
     meta = sa.MetaData()
+    sa.Table('schema_version', meta,
+             sa.Column('version', sa.Integer, primary_key=True),
+             sa.Column('description', sa.Text), sa.Column('applied_at', sa.Text))
     for table, table_fields, _display in KINDS.values():
         cols = [sa.Column('id', sa.Integer, primary_key=True, autoincrement=True)]
         for name, (kind, _default) in table_fields.items():
@@ -295,7 +311,7 @@ class Store(object):
             event.listen(self.engine, 'begin', self._sqlite_begin)
         else:
             self.engine = sa.create_engine(self.url, pool_pre_ping=True)
-        self.meta = _metadata()
+        self.meta = metadata()
         self.t = self.meta.tables
         if migrate:
             self.migrate()
@@ -376,11 +392,8 @@ class Store(object):
 
     def migrate(self):
         with self.write(lock='magnum-schema') as conn:
-            sa.Table('schema_version', self.meta,
-                     sa.Column('version', sa.Integer, primary_key=True),
-                     sa.Column('description', sa.Text), sa.Column('applied_at', sa.Text),
-                     extend_existing=True).create(conn, checkfirst=True)
             version_table = self.meta.tables['schema_version']
+            version_table.create(conn, checkfirst=True)
             done = set(r[0] for r in conn.execute(sa.select(version_table.c.version)))
             for version, description, apply_fn in MIGRATIONS:
                 if version in done:
