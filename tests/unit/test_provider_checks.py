@@ -39,3 +39,17 @@ def test_the_local_provider_takes_a_keypair_name_not_a_path():
         with pytest.raises(Invalid, match='is not a keypair name'):
             local.cluster({'keypair': name}, {}, [])
     ProviderChecks('none').cluster({'keypair': '../x'}, {}, [])
+
+
+def test_the_health_reads_reach_a_clouds_nodes_only_on_floating_ips():
+    """Whether the conductor reads a cluster's COE at its nodes' recorded addresses: local
+    nodes always; a cloud's when the cluster (else its template) has floating IPs - without
+    them its nodes are reached through a bastion, which only the playbook uses."""
+    assert ProviderChecks('docker').reaches_nodes({'floating_ip_enabled': False}, {})
+    cloud = ProviderChecks('openstack', cloud=None)
+    assert cloud.reaches_nodes({'floating_ip_enabled': None}, {'floating_ip_enabled': True})
+    assert not cloud.reaches_nodes({'floating_ip_enabled': None},
+                                   {'floating_ip_enabled': False})
+    assert not cloud.reaches_nodes({'floating_ip_enabled': False},
+                                   {'floating_ip_enabled': True})
+    assert cloud.reaches_nodes({'floating_ip_enabled': True}, {'floating_ip_enabled': False})
