@@ -626,6 +626,9 @@ def test_servers_that_never_answer_over_ssh_fail_the_create_naming_them(conn, la
         assert len(names) == 2 and any(
             reason.startswith(n + ': timed out waiting for') for n in names), (names, reason)
         assert 'All items completed' not in reason
+        # the bounds that ran out, and how a slow cloud's guests get longer
+        assert "within the wait's 10 s, rebooted hard after 5 s of silence" in reason, reason
+        assert 'infra_openstack_ssh_timeout' in reason, reason
         infra.playbook({'cluster': 'nossh'}, name='cluster_delete')
         assert_nothing_left(conn, prefix, fips_before)
     finally:

@@ -153,3 +153,28 @@ def test_servers_behind_a_silent_jump_host_are_not_rebooted_for_it():
     results = [{'item': 'c-master-0'}, dict(silent, item='c-node-0')]
     assert cloud_servers.ssh_wait_outcome(results, 'magnum', routes) == {
         'silent': ['c-node-0'], 'behind': [], 'refused': ''}
+
+
+def test_a_creates_last_ssh_wait_names_the_server_the_bounds_and_how_to_raise_them():
+    """#66: the reason of servers still silent after their reboot names the first with its
+    error, the others, the bounds that ran out and the settings that give a slow cloud's
+    guests longer; a key refused is still the cloud-init reason; nothing failed, nothing."""
+    silent = {'failed': True, 'msg': "Warning: Permanently added '10.113.0.6' (ED25519) to "
+                                     'the list of known hosts.\r\ntimed out waiting for ping '
+                                     'module test: ssh: connect to host 10.113.0.6 port 22: '
+                                     'No route to host'}
+    results = [{'item': 'c-master-0'}, dict(silent, item='c-node-0'),
+               dict(silent, item='c-node-1')]
+    reason = cloud_servers.ssh_wait_failure(results, 600, 300)
+    assert reason.startswith('c-node-0: timed out waiting for ping module test: ssh: connect '
+                             'to host 10.113.0.6 port 22: No route to host (also silent: '
+                             "c-node-1). Not answering over SSH within the wait's 600 s, "
+                             'rebooted hard after 300 s of silence'), reason
+    assert 'create_timeout' in reason and 'infra_openstack_ssh_reboot_after' in reason
+    assert 'rebooted' not in cloud_servers.ssh_wait_failure(results[:2], 600, None)
+    refused = dict(silent, item='c-node-0', msg='magnum@10.113.0.6: Permission denied '
+                                                '(publickey,password).')
+    assert cloud_servers.ssh_wait_failure([refused], 600, 300).startswith(
+        "Server c-node-0 answers SSH but refuses the cluster's key")
+    assert cloud_servers.ssh_wait_failure(results[:1], 600, 300) == ''
+    assert cloud_servers.ssh_wait_failure([], 600, 300) == ''

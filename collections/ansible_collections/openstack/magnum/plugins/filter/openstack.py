@@ -24,6 +24,7 @@ class FilterModule(object):
             'floating_ip_nodes': cloud_servers.floating_ip_nodes,
             'ssh_routes': cloud_servers.ssh_routes,
             'ssh_wait_outcome': cloud_servers.ssh_wait_outcome,
+            'ssh_wait_failure': cloud_servers.ssh_wait_failure,
             'node_volume_list': node_volumes.of_node,
             'baremetal_servers': baremetal.servers_for,
         })

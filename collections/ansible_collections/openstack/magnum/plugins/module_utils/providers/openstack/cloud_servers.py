@@ -148,6 +148,31 @@ def ssh_wait_outcome(results, user='magnum', routes=None):
             'refused': reason}
 
 
+def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum'):
+    """Why a create's last SSH wait failed, '' when every server answered: the first server
+    still silent with its connection error (a server that refused the key: ssh_wait_outcome's
+    reason), the others named, then the bounds that ran out and how to give a slow cloud's
+    guests longer (``timeout``: the whole wait's seconds; ``reboot_after``: when the silent
+    ones were rebooted hard, None for none)."""
+    outcome = ssh_wait_outcome(results, user)
+    if outcome['refused']:
+        return outcome['refused']
+    failed = [r for r in results or [] if isinstance(r, dict) and r.get('failed')]
+    if not failed:
+        return ''
+    first = failed[0]
+    others = [str(r.get('item')) for r in failed[1:]]
+    error = KNOWN_HOST_NOTICE.sub('', str(first.get('msg') or 'no answer')).strip()
+    rebooted = ('' if reboot_after is None else
+                ', rebooted hard after %d s of silence' % int(reboot_after))
+    return ("%s: %s%s. Not answering over SSH within the wait's %d s%s: a slow cloud's guests "
+            "may need longer - raise the cluster's create_timeout (the wait is half of it, "
+            "at most 20 minutes), or set infra_openstack_ssh_timeout (and "
+            "infra_openstack_ssh_reboot_after) in the playbooks' inventory."
+            % (first.get('item'), error, (' (also silent: %s)' % ', '.join(others))
+               if others else '', int(timeout), rebooted))
+
+
 def ssh_routes(nodes, public, key_file, user='magnum', bastion=''):
     """How the controller reaches each node, {name: {'host', 'args'}} (Ansible's
     ansible_host and ansible_ssh_common_args): a node with a floating IP (``public``:
