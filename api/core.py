@@ -8,5 +8,4 @@ from ansible_collections.openstack.magnum.plugins.module_utils.providers import 
     checks as provider_checks)
 
 __all__ = ['drivers', 'errors', 'failures', 'federations', 'fields', 'health', 'healing', 'jobs',
-           'labels',
-           'lifecycle', 'model', 'provider_checks', 'secrets', 'states', 'store', 'tls']
+           'labels', 'lifecycle', 'model', 'provider_checks', 'secrets', 'states', 'store', 'tls']

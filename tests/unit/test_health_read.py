@@ -70,7 +70,9 @@ def test_nodes_as_recorded_by_role():
               {'role': 'worker', 'nodes': [{'name': 'n0', 'address': '10.0.0.3'}, {'id': 'x'}]}]
     assert health.nodes(groups) == [{'name': 'm0', 'address': '10.0.0.2', 'role': 'master'},
                                     {'name': 'n0', 'address': '10.0.0.3', 'role': 'worker'}]
-    assert [n['name'] for n in health.nodes(groups, 'worker')] == ['n0']
+    assert [n['name'] for n in health.nodes(groups) if n['role'] == 'worker'] == ['n0']
+    assert health.url('https', 'fd00::2', 2376, '/nodes') == 'https://[fd00::2]:2376/nodes'
+    assert health.url('http', '10.0.0.2', 5050, '/ping') == 'http://10.0.0.2:5050/ping'
 
 
 class Endpoints(object):

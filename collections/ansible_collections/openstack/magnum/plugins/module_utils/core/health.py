@@ -28,16 +28,20 @@ def unknown():
     return {'status': 'UNKNOWN', 'reason': {'api': NOT_ACCESSIBLE}}
 
 
-def nodes(groups, role=None):
+def nodes(groups):
     """The cluster's nodes as its last operation recorded them (each node group's
-    ``nodes``: name, id, address), in node group order; ``role`` master or worker (any role
-    not master) to keep one kind."""
+    ``nodes``: name, id, address), in node group order, each with its ``role`` (master, or
+    worker for any group not of masters)."""
     found = []
     for group in groups or []:
-        is_master = group.get('role') == 'master'
-        if role is not None and is_master != (role == 'master'):
-            continue
+        role = 'master' if group.get('role') == 'master' else 'worker'
         for node in group.get('nodes') or []:
             if node.get('name'):
-                found.append(dict(node, role='master' if is_master else 'worker'))
+                found.append(dict(node, role=role))
     return found
+
+
+def url(scheme, address, port, path):
+    """``scheme://address:port/path``, an IPv6 address in brackets."""
+    return '%s://%s:%s%s' % (scheme, '[%s]' % address if ':' in address else address, port,
+                             path)

@@ -18,10 +18,6 @@ MASTER_PORT = 5050
 MARATHON_PORT = 8080
 
 
-def _base(address, port):
-    return 'http://%s:%s' % ('[%s]' % address if ':' in address else address, port)
-
-
 def read(cluster, template, nodes, http):
     masters = [n['address'] for n in nodes if n['role'] == 'master' and n.get('address')]
     agents = [n['address'] for n in nodes if n['role'] != 'master' and n.get('address')]
@@ -31,13 +27,14 @@ def read(cluster, template, nodes, http):
     for address in masters:
         if state is None:
             try:
-                status, body = http.get(_base(address, MASTER_PORT) + '/master/state')
+                status, body = http.get(
+                    health_mod.url('http', address, MASTER_PORT, '/master/state'))
                 state = json.loads(body) if status == 200 else None
             except (health_mod.Unreachable, ValueError):
                 state = None
         if not pong:
             try:
-                pong = http.get(_base(address, MARATHON_PORT) + '/ping')[0] == 200
+                pong = http.get(health_mod.url('http', address, MARATHON_PORT, '/ping'))[0] == 200
             except health_mod.Unreachable:
                 pong = False
     return mesos_config.health(state if isinstance(state, dict) else None, agents, pong)

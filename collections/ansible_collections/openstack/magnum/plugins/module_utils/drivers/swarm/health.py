@@ -72,10 +72,6 @@ def node_lines(listed):
     return lines
 
 
-def _host(address):
-    return '[%s]' % address if ':' in address else address
-
-
 def read(cluster, template, nodes, http):
     """Each manager's node list through its Docker API (on the managers' own port - the
     api_address may be a load balancer's; plain HTTP when the template has tls_disabled),
@@ -90,7 +86,7 @@ def read(cluster, template, nodes, http):
         if not master.get('address'):
             continue
         try:
-            status, body = http.get('%s://%s:%s/nodes' % (scheme, _host(master['address']), port))
+            status, body = http.get(health_mod.url(scheme, master['address'], port, '/nodes'))
             if status == 200:
                 views[master['name']] = node_lines(json.loads(body))
         except (health_mod.Unreachable, ValueError, TypeError, AttributeError):
