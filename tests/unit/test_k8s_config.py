@@ -955,3 +955,14 @@ def test_slow_masters_probes_are_patched_over_kubeadms():
     plain = conf()
     assert k8s.control_plane_patches(plain) == {}
     assert 'patches' not in k8s.kubeadm_init(plain, node, '10.0.0.5')[0]
+
+
+def test_the_init_document_names_the_clients_address_beside_the_nodes_endpoint():
+    """Nodes join at the API's address on the cluster's network; the certificate also
+    names the floating IP clients use (the role passes it as sans)."""
+    from ansible_collections.openstack.magnum.plugins.filter.kubeadm import k8s_document
+    docs = list(yaml.safe_load_all(k8s_document(conf(), 'init', node=MASTER,
+                                                endpoint='10.192.3.10',
+                                                sans=['172.24.4.7', ''])))
+    assert docs[1]['controlPlaneEndpoint'] == '10.192.3.10:6443'
+    assert docs[1]['apiServer']['certSANs'] == ['10.192.3.10', '172.24.4.7']

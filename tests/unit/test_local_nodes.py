@@ -244,7 +244,7 @@ def test_what_a_provider_hands_the_coe_roles():
                         {'name': 'c-master-1', 'address': '10.0.0.11'}],
                 'g-w': [{'name': 'c-node-0', 'address': '10.0.0.12'}]}},
         'new_nodes': ['c-master-1', 'c-node-0'], 'removing_nodes': ['c-node-1'],
-        'api_host': '10.0.0.10'}
+        'api_host': '10.0.0.10', 'node_api_host': '10.0.0.10'}
     # at floating IPs where they have one; the load balancer is the API host
     public = {'c-master-0': '10.113.0.5', 'c-node-0': '10.113.0.6'}
     handed = ln.provider_facts(nodes, public=public, lb_address='10.113.0.9')
@@ -254,5 +254,13 @@ def test_what_a_provider_hands_the_coe_roles():
         {'name': 'c-node-0', 'address': '10.113.0.6'}]
     assert (handed['api_host'], handed['new_nodes'], handed['removing_nodes']) == (
         '10.113.0.9', [], [])
+    # nodes reach the API on the cluster's network, never through a floating IP
+    assert handed['node_api_host'] == '10.113.0.9'   # a load balancer without a VIP given
+    handed = ln.provider_facts(nodes, public=public, lb_address='10.113.0.9',
+                               lb_private_address='10.0.0.3')
+    assert (handed['api_host'], handed['node_api_host']) == ('10.113.0.9', '10.0.0.3')
+    handed = ln.provider_facts(nodes, public=public, lb_address='')
+    assert (handed['api_host'], handed['node_api_host']) == ('10.113.0.5', '10.0.0.10')
     assert ln.provider_facts(nodes, lb_address='')['api_host'] == '10.0.0.10'
     assert ln.provider_facts([])['api_host'] == ''
+    assert ln.provider_facts([])['node_api_host'] == ''

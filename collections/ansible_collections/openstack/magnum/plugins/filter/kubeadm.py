@@ -17,9 +17,9 @@ from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import pl
 
 
 def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=None,
-                 certificate_key=None, ca=None, resolv=None, fallback_resolv=None):
+                 certificate_key=None, ca=None, resolv=None, fallback_resolv=None, sans=None):
     """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
-    YAML documents for ``node``), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
+    YAML documents for ``node``; ``init``'s API server certificate also names ``sans``), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
     with a bootstrap ``token`` if given), ``containerd`` (TOML) or ``resolv`` (the
     kubelet's resolv.conf from the node's ``resolv`` and the controller's
     ``fallback_resolv``)."""
@@ -33,7 +33,8 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
         if kind == 'resolv':
             return k8s_config.resolv_conf(conf, str(resolv or ''), str(fallback_resolv or ''))
         if kind == 'init':
-            docs = k8s_config.kubeadm_init(conf, node, endpoint)
+            docs = k8s_config.kubeadm_init(conf, node, endpoint,
+                                           [str(name) for name in sans or () if name])
         elif kind == 'kubeconfig':
             docs = [k8s_config.kubeconfig(endpoint, ca, token)]
         elif kind == 'join':

@@ -294,13 +294,18 @@ def servers_as_nodes(servers, prefix):
     return nodes
 
 
-def provider_facts(nodes, new=None, remove=None, public=None, lb_address=None):
+def provider_facts(nodes, new=None, remove=None, public=None, lb_address=None,
+                   lb_private_address=None):
     """What a provider hands the COE roles and the cluster's record once its servers are
     there (docs/developer/layout.md, "Writing a driver"), one rule for every provider:
     ``cluster_facts`` (``master_addresses``, ``node_addresses``, ``nodegroup_nodes``: each
     node at the address it is reached on), ``new_nodes`` and ``removing_nodes`` (names of
-    the plan's nodes made and leaving), and ``api_host``, where clients reach the COE's
-    API: the master load balancer's address, else the first master's.
+    the plan's nodes made and leaving), ``api_host``, where clients reach the COE's
+    API: the master load balancer's address, else the first master's; and
+    ``node_api_host``, where the cluster's own nodes reach it, as Magnum's templates give
+    nodes the API's private address: the load balancer's address on the cluster's network
+    (``lb_private_address``, else ``lb_address``), else the first master's own address —
+    never a floating IP, which nodes would reach only back through the router.
 
     ``nodes``: the plan's nodes (name, role, group, address, id); ``public``: node name ->
     the address it is reached on, where that differs (a floating IP)."""
@@ -310,15 +315,17 @@ def provider_facts(nodes, new=None, remove=None, public=None, lb_address=None):
     def reached(node):
         return public.get(node['name']) or node.get('address')
 
-    masters = [reached(node) for node in servers if node.get('role') == 'master']
+    masters = [node for node in servers if node.get('role') == 'master']
     return {
         'cluster_facts': {
-            'master_addresses': masters,
+            'master_addresses': [reached(node) for node in masters],
             'node_addresses': [reached(node) for node in servers if node.get('role') != 'master'],
             'nodegroup_nodes': nodes_by_group(servers, public)},
         'new_nodes': [node['name'] for node in new or [] if node.get('role') != 'lb'],
         'removing_nodes': [node['name'] for node in remove or [] if node.get('role') != 'lb'],
-        'api_host': lb_address or (masters[0] if masters else ''),
+        'api_host': lb_address or (reached(masters[0]) if masters else ''),
+        'node_api_host': (lb_private_address or lb_address
+                          or (masters[0].get('address') or '' if masters else '')),
     }
 
 
