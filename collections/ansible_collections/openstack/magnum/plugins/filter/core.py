@@ -8,7 +8,6 @@ __metaclass__ = type
 # The core's filters: drivers and their roles, labels, operation plans, failures, files
 # for nodes. Documentation: one YAML file per filter in this folder.
 
-import os
 from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
@@ -20,8 +19,7 @@ from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wr
 
 
 def roles_dir():
-    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                         '..', '..', 'roles'))
+    return operations.roles_dir()
 
 
 def driver_missing_roles(driver):
@@ -35,7 +33,7 @@ def missing_roles(names):
     """The role names among ``names`` that this collection does not have."""
     if not isinstance(names, (list, tuple)):
         raise AnsibleFilterError('missing_roles: expected a list of role names')
-    return [n for n in names if not os.path.isdir(os.path.join(roles_dir(), n))]
+    return operations.missing_roles(names)
 
 
 def cluster_create_input(variables):

@@ -52,8 +52,8 @@ def unreachable_node_fails(task_fields, data):
 # plugins/action/in_controller.py). Ansible forks a worker for each task: imported once
 # here, in the playbook's own process, before any fork, each worker finds them (and the
 # store, SQLAlchemy, the core) imported instead of importing them again.
-PRELOADED = ('cluster', 'cluster_info', 'cluster_template_info', 'cluster_status',
-             'nodegroup_info', 'cluster_ca', 'cluster_health')
+PRELOADED = ('cluster_operation', 'cluster', 'cluster_info', 'cluster_status',
+             'cluster_health')
 
 
 def preload():
@@ -69,10 +69,11 @@ def preload():
             module_class(name)
         except Exception:   # its task reports it
             pass
-    try:   # the store's tables, made once here rather than in each worker
+    try:   # the store's tables and SQL driver, made and imported once here, not per worker
         from ansible_collections.openstack.magnum.plugins.module_utils.core import store
         store.metadata()
-    except Exception:   # no SQLAlchemy: the modules' tasks say so
+        store.load_dialect()
+    except Exception:   # no SQLAlchemy, or no driver for the URL: the modules' tasks say so
         pass
 
 

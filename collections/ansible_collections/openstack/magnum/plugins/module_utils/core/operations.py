@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """An operation's step plan: which roles run which of their tasks files, in order.
 
-roles/cluster_operation loops over the plan; its rules live here, unit tested for every
-driver, provider and operation. The infrastructure provider builds (``infra_<provider>``,
+roles/cluster_operation loops over the plan (operation_run.start gives it); its rules
+live here, unit tested for every driver, provider and operation. The infrastructure provider builds (``infra_<provider>``,
 none when the provider is ``none`` or the driver builds its servers itself), the COE
 roles configure, then the provider removes the servers the COE let go (drained); a
 delete runs the COE roles first and the provider last. Before a resize, a driver that
@@ -18,6 +18,8 @@ bring its own infrastructure): they would read nodes, or fetch for nodes, that n
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
+
+import os
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
@@ -65,3 +67,15 @@ def plan(driver, operation, provider, coe=True):
             + [[role, operation] for role in cluster] \
             + [[role, 'remove_nodes'] for role in infra]
     return {'provider_roles': infra, 'driver_roles': cluster, 'steps': steps}
+
+
+def roles_dir():
+    """The collection's roles: a driver or provider is installed when its roles are."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, '..', '..', '..', 'roles'))
+
+
+def missing_roles(names, where=None):
+    """The role names among ``names`` that the collection (``where``) lacks."""
+    where = where or roles_dir()
+    return [name for name in names if not os.path.isdir(os.path.join(where, name))]
