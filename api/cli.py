@@ -6,6 +6,7 @@ import logging
 import signal
 import sys
 
+from api.core import providers
 from api.settings import Settings
 
 
@@ -29,7 +30,7 @@ def add_job_options(parser, defaults):
                         help='checkout holding ansible.cfg, inventory/ and playbooks/ '
                              '(default: this one)')
     parser.add_argument('--provider', default=defaults.provider,
-                        choices=['docker', 'openstack', 'none'],
+                        choices=list(providers.NAMES),
                         help='infrastructure provider of the clusters: docker (local '
                              'container nodes, the default), openstack (the cloud named by '
                              'MAGNUM_CLOUD or OS_CLOUD in clouds.yaml) or none (drivers that '

@@ -5,7 +5,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     states, store, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
 from ansible_collections.openstack.magnum.plugins.module_utils.providers import (
-    checks as provider_checks)
+    checks as provider_checks, registry as providers)
 
 __all__ = ['drivers', 'errors', 'failures', 'federations', 'fields', 'health', 'healing', 'jobs',
-           'labels', 'lifecycle', 'model', 'provider_checks', 'secrets', 'states', 'store', 'tls']
+           'labels', 'lifecycle', 'model', 'provider_checks', 'providers', 'secrets', 'states',
+           'store', 'tls']

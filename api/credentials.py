@@ -43,7 +43,7 @@ ENDPOINT_KEYS = ('region_name', 'interface', 'identity_api_version', 'cacert', '
 
 
 def enabled(settings):
-    return settings.auth_strategy == 'keystone' and settings.provider == 'openstack'
+    return settings.auth_strategy == 'keystone' and settings.infrastructure.cloud
 
 
 def trusts_enabled(settings):

@@ -29,7 +29,7 @@ def core_settings():
     own images, keypairs and networks are found; else as the provider's cloud. Either
     connection is kept across requests (api/cloud_connections.py)."""
     current = settings()
-    if current.provider != 'openstack':
+    if not current.infrastructure.cloud:
         return current.core()
     if not credentials.enabled(current):
         return current.core(provider_connection())

@@ -28,7 +28,7 @@ import ansible_runner
 
 from api import (auth_cache, credentials, extravars as extravars_mod, health_check,
                  health_ring)
-from api.core import errors, failures, healing, lifecycle, provider_checks
+from api.core import errors, failures, healing, lifecycle
 from api.core import jobs as jobs_mod
 from api.core import secrets
 from api.core import states
@@ -63,7 +63,7 @@ class Executor(JobQueue):
         self._health_threads = ThreadPoolExecutor(max_workers=max(1, settings.health_threads),
                                                   thread_name_prefix='magnum-health-read')
         self.health_checks = health_check.HealthChecks(
-            store, provider_checks.ProviderChecks(settings.provider).reaches_nodes,
+            store, settings.infrastructure.reaches_nodes,
             timeout=settings.health_timeout) \
             if settings.health_direct else None
         self._broken_since = {}  # cluster uuid -> {node name: when first seen broken}
@@ -274,7 +274,7 @@ class Executor(JobQueue):
             os.path.join(str(private_dir), STORE_URL_NAME), self.store.url)
         own_cloud = credentials.job_env(self.settings, self.store, cluster_uuid, private_dir)
         env.update(own_cloud)
-        if self.settings.provider == 'openstack':
+        if self.settings.infrastructure.cloud:
             env.update(auth_cache.job_env(private_dir, inherit='OS_CLIENT_CONFIG_FILE' not in
                                           own_cloud))
         return env

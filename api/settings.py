@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from api import credentials
-from api.core import lifecycle, provider_checks, secrets, store
+from api.core import lifecycle, provider_checks, providers, secrets, store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,6 +84,11 @@ class Settings:
                 ', and give every other API host of this store the same file '
                 '(--secret-key-file)')
         return secrets.Secrets(path if os.path.exists(path) else None)
+
+    @property
+    def infrastructure(self):
+        """The provider's descriptor (providers/contract.py): what it is, never its name."""
+        return providers.by_name(self.provider)
 
     def core(self, caller_cloud=None):
         """The settings the core's validation needs; with the openstack provider,

@@ -244,7 +244,7 @@ def test_the_cloud_provider_initializes_the_clouds_servers_and_serves_local_node
     # The cloud-config reaches the chart as a file written by cluster_cloud_config.
     assert made['cloud_conf_key'] == ['cloudConfigContents']
     assert 'cloudConfigContents' not in values
-    local = cloud_plan('local', cloud_provider_enabled='true')
+    local = cloud_plan('docker', cloud_provider_enabled='true')
     assert local['openstack-cloud-controller-manager']['values']['enabledControllers'] == [
         'service']
 
@@ -256,7 +256,7 @@ def test_kubelets_leave_node_initialization_to_the_cloud_provider_on_the_clouds_
                 'nodegroup': 'default-worker'}
         return k8s.kubeadm_join(conf, node, '10.0.0.2', 't', 'sha256:x')
     assert 'cloud-provider' not in str(kubelet_args('openstack'))
-    assert 'cloud-provider' not in str(kubelet_args('local', cloud_provider_enabled='true'))
+    assert 'cloud-provider' not in str(kubelet_args('docker', cloud_provider_enabled='true'))
     assert {'name': 'cloud-provider', 'value': 'external'} in \
         kubelet_args('openstack', cloud_provider_enabled='true')['nodeRegistration'][
             'kubeletExtraArgs']

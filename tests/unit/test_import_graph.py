@@ -97,3 +97,22 @@ def test_the_filter_files_import_no_sdk_or_store():
     run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
                          cwd=str(REPO / 'collections'), check=True)
     assert len(filters) >= 5 and run.stdout.strip() == ''
+
+
+def test_nothing_outside_the_providers_asks_a_providers_name():
+    """A provider is its descriptor (providers/contract.py): the API, the core, the drivers,
+    roles and playbooks ask it what it is, never which one it is (issue #64)."""
+    import re
+    asks = re.compile(r"provider\w*(\s*\|\s*default\([^)]*\))?\s*(==|!=|(not )?in\s*[(\[])"
+                      r"|(==|!=)\s*['\"](docker|openstack)['\"]")
+    collection = MODULE_UTILS.parent.parent
+    places = [REPO / 'api', collection / 'plugins', collection / 'roles', collection / 'playbooks']
+    found = []
+    for place in places:
+        for path in sorted(place.rglob('*')):
+            if path.suffix not in ('.py', '.yml', '.j2') or 'providers' in path.parts:
+                continue
+            for number, line in enumerate(path.read_text().splitlines(), 1):
+                if asks.search(line.split('#')[0]):
+                    found.append('%s:%d: %s' % (path.relative_to(REPO), number, line.strip()))
+    assert found == []

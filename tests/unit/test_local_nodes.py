@@ -3,6 +3,7 @@ import pytest
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import (
     local_nodes as ln)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import contract
 
 CLUSTER = {'name': 'Swarm_1', 'uuid': '5d12f6fd-a196-4bf5-ae4c-1f639a523a52',
            'flavor_id': 'm1.small'}
@@ -22,8 +23,8 @@ def containers(plan):
 
 
 def test_names_follow_magnums_pattern():
-    suffix = ln.stack_suffix(CLUSTER['uuid'])
-    assert len(suffix) == 12 and suffix == ln.stack_suffix(CLUSTER['uuid'])
+    suffix = contract.stack_suffix(CLUSTER['uuid'])
+    assert len(suffix) == 12 and suffix == contract.stack_suffix(CLUSTER['uuid'])
     assert ln.node_name('kube', CLUSTER['uuid'], MASTER, 0) == 'kube-%s-master-0' % suffix
     assert ln.node_name('kube', CLUSTER['uuid'], WORKER, 3) == 'kube-%s-node-3' % suffix
     group = {'name': 'test-ng', 'role': 'worker', 'is_default': False}
@@ -120,7 +121,7 @@ def test_master_load_balancer_is_planned_once_and_kept_out_of_the_groups():
     cluster = dict(CLUSTER, master_lb_enabled=True, master_flavor_id='m1.tiny')
     three = dict(MASTER, node_count=3)
     plan = ln.plan([], cluster, [three, WORKER], '10.192.3.0/24')
-    suffix = ln.stack_suffix(CLUSTER['uuid'])
+    suffix = contract.stack_suffix(CLUSTER['uuid'])
     assert plan['lb'] == {'name': 'swarm-1-%s-api-lb' % suffix, 'address': '10.192.3.5',
                           'index': 0, 'group': '', 'group_name': 'api-lb', 'role': 'lb',
                           'flavor': 'm1.tiny'}
@@ -144,7 +145,7 @@ def test_cloud_servers_become_plan_nodes():
                for i, n in enumerate(plan['create'])]
     servers.append({'name': 'someone-elses-server', 'id': 'x', 'metadata': {}})
     prefix = plan['create'][0]['name'].rsplit('-', 2)[0] + '-'
-    nodes = ln.servers_as_nodes(servers, prefix)
+    nodes = contract.servers_as_nodes(servers, prefix)
     assert [n['address'] for n in nodes] == ['10.0.0.10', '10.0.0.11', '10.0.0.12']
     again = ln.plan(nodes, CLUSTER, [MASTER, WORKER], '10.0.0.0/24', {'gw': 3})
     assert [(n['index'], n['address']) for n in again['create']] == [(2, '10.0.0.13')]
@@ -162,7 +163,7 @@ def test_cloud_volumes_per_node():
         {'name': master + '-docker', 'server': master, 'size': 5, 'type': 'fast'},
         {'name': master + '-etcd', 'server': master, 'size': 2, 'type': None}]
     assert [v['size'] for v in volumes[2:]] == [8, 8]
-    assert cloud.stack_name(CLUSTER) == 'swarm-1-' + ln.stack_suffix(CLUSTER['uuid'])
+    assert cloud.stack_name(CLUSTER) == 'swarm-1-' + contract.stack_suffix(CLUSTER['uuid'])
 
 
 FLAVORS = {'m1.tiny': {'cpus': 1, 'memory': '512m'}, 'm1.small': {'cpus': 1, 'memory': '2g'}}
@@ -235,7 +236,7 @@ def test_what_a_provider_hands_the_coe_roles():
     new = nodes[1:]
     remove = [{'name': 'c-node-1', 'role': 'worker', 'group': 'g-w', 'address': '10.0.0.13'}]
     # reached at their fixed addresses (local nodes): the API at the first master
-    handed = ln.provider_facts(nodes, new, remove)
+    handed = contract.provider_facts(nodes, new, remove)
     assert handed == {
         'cluster_facts': {
             'master_addresses': ['10.0.0.10', '10.0.0.11'], 'node_addresses': ['10.0.0.12'],
@@ -247,7 +248,7 @@ def test_what_a_provider_hands_the_coe_roles():
         'api_host': '10.0.0.10', 'node_api_host': '10.0.0.10'}
     # at floating IPs where they have one; the load balancer is the API host
     public = {'c-master-0': '10.113.0.5', 'c-node-0': '10.113.0.6'}
-    handed = ln.provider_facts(nodes, public=public, lb_address='10.113.0.9')
+    handed = contract.provider_facts(nodes, public=public, lb_address='10.113.0.9')
     assert handed['cluster_facts']['master_addresses'] == ['10.113.0.5', '10.0.0.11']
     assert handed['cluster_facts']['node_addresses'] == ['10.113.0.6']
     assert handed['cluster_facts']['nodegroup_nodes']['g-w'] == [
@@ -256,11 +257,11 @@ def test_what_a_provider_hands_the_coe_roles():
         '10.113.0.9', [], [])
     # nodes reach the API on the cluster's network, never through a floating IP
     assert handed['node_api_host'] == '10.113.0.9'   # a load balancer without a VIP given
-    handed = ln.provider_facts(nodes, public=public, lb_address='10.113.0.9',
-                               lb_private_address='10.0.0.3')
+    handed = contract.provider_facts(nodes, public=public, lb_address='10.113.0.9',
+                                     lb_private_address='10.0.0.3')
     assert (handed['api_host'], handed['node_api_host']) == ('10.113.0.9', '10.0.0.3')
-    handed = ln.provider_facts(nodes, public=public, lb_address='')
+    handed = contract.provider_facts(nodes, public=public, lb_address='')
     assert (handed['api_host'], handed['node_api_host']) == ('10.113.0.5', '10.0.0.10')
-    assert ln.provider_facts(nodes, lb_address='')['api_host'] == '10.0.0.10'
-    assert ln.provider_facts([])['api_host'] == ''
-    assert ln.provider_facts([])['node_api_host'] == ''
+    assert contract.provider_facts(nodes, lb_address='')['api_host'] == '10.0.0.10'
+    assert contract.provider_facts([])['api_host'] == ''
+    assert contract.provider_facts([])['node_api_host'] == ''

@@ -7,10 +7,18 @@ import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers, operations
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 
 ROLES = (Path(__file__).resolve().parents[2]
          / 'collections/ansible_collections/openstack/magnum/roles')
-PROVIDERS = ('docker', 'openstack', 'none')
+PROVIDERS = registry.NAMES
+
+
+def plan_on(driver, operation, provider, coe=True):
+    """The plan on the provider named ``provider`` (the filter operation_plan's way)."""
+    return operations.plan(driver, operation, registry.by_name(provider), coe)
+
+
 CASES = [(d, p, o) for d in drivers.REGISTRY for p in PROVIDERS for o in operations.OPERATIONS]
 
 
@@ -23,7 +31,7 @@ def test_every_driver_provider_and_operation_is_covered():
                          ids=['%s-%s-%s' % (d.name, p, o) for d, p, o in CASES])
 def test_the_plan_of(driver, provider, operation):
     as_dict = driver.as_dict()
-    plan = operations.plan(as_dict, operation, provider)
+    plan = plan_on(as_dict, operation, provider)
     infra = [] if provider == 'none' or driver.own_infrastructure else ['infra_' + provider]
     assert plan['provider_roles'] == infra
     assert plan['driver_roles'] == list(driver.roles)
@@ -55,26 +63,26 @@ def test_the_plan_of(driver, provider, operation):
 
 def test_the_infrastructure_alone_and_unknown_operations():
     swarm = drivers.by_name('swarm_mode').as_dict()
-    assert operations.plan(swarm, 'create', 'openstack', coe=False)['steps'] == [
+    assert plan_on(swarm, 'create', 'openstack', coe=False)['steps'] == [
         ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
     # Kubernetes' artifacts are found for the provider's image before it makes a node
     kubeadm = drivers.by_name('k8s_kubeadm').as_dict()
-    assert operations.plan(kubeadm, 'resize', 'docker')['steps'] == [
+    assert plan_on(kubeadm, 'resize', 'docker')['steps'] == [
         ['kubernetes', 'removal_order'], ['infra_docker', 'prepare'],
         ['kubernetes', 'preflight'], ['infra_docker', 'resize'], ['kubernetes', 'resize'],
         ['infra_docker', 'remove_nodes']]
     # with nothing to make its nodes, its resize neither reads nor fetches for nodes
-    assert operations.plan(kubeadm, 'resize', 'none')['steps'] == [['kubernetes', 'resize']]
-    assert operations.plan(kubeadm, 'create', 'openstack', coe=False)['steps'] == [
+    assert plan_on(kubeadm, 'resize', 'none')['steps'] == [['kubernetes', 'resize']]
+    assert plan_on(kubeadm, 'create', 'openstack', coe=False)['steps'] == [
         ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
     with pytest.raises(Invalid, match="Unknown operation 'rebuild'"):
-        operations.plan(swarm, 'rebuild', 'docker')
+        plan_on(swarm, 'rebuild', 'docker')
 
 
 @pytest.mark.parametrize('driver, provider', [(d, p) for d in drivers.REGISTRY for p in PROVIDERS],
                          ids=['%s-%s' % (d.name, p) for d in drivers.REGISTRY for p in PROVIDERS])
 def test_the_health_round_asks_the_provider_then_the_coe(driver, provider):
-    plan = operations.plan(driver.as_dict(), 'health', provider)
+    plan = plan_on(driver.as_dict(), 'health', provider)
     infra = [] if provider == 'none' or driver.own_infrastructure else ['infra_' + provider]
     assert plan['steps'] == [[r, 'health'] for r in infra + list(driver.roles)]
     assert [s for s in plan['steps']
@@ -90,7 +98,7 @@ def test_every_step_declares_the_inputs_ansible_checks():
         for provider in PROVIDERS:
             for operation in operations.OPERATIONS + (operations.HEALTH,):
                 if operation not in driver.cannot:
-                    steps.update(tuple(s) for s in operations.plan(
+                    steps.update(tuple(s) for s in plan_on(
                         driver.as_dict(), operation, provider)['steps'])
         if driver.rebuilds_nodes:
             steps.update((r, s) for r in driver.roles for s in ('rebuild_leave', 'rebuild_join'))

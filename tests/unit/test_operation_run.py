@@ -8,8 +8,10 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     jobs, lifecycle, operation_run, store as store_mod)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, NotSupported, OperationNotAllowed)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 
 SCOPE = lifecycle.Scope('p1')
+DOCKER, NONE = registry.by_name('docker'), registry.by_name('none')
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'k'}
 
@@ -35,7 +37,7 @@ def roles(tmp_path, *names):
 
 def test_a_create_starts_with_its_ca_its_plan_and_the_group_it_acts_on(store, tmp_path):
     cluster = record(store, node_count=2)
-    run = operation_run.start(store, cluster, 'create', 'docker', scope=SCOPE,
+    run = operation_run.start(store, cluster, 'create', DOCKER, scope=SCOPE,
                               where=roles(tmp_path, 'kubernetes', 'infra_docker'))
     assert run['changed'] and run['missing_roles'] == [] and not run['built']
     assert run['cluster']['status'] == 'CREATE_IN_PROGRESS'
@@ -56,10 +58,10 @@ def test_a_start_names_its_group_by_uuid_before_name(store, tmp_path):
     groups = store.find('nodegroup', cluster_id=cluster['uuid'])
     master = [g for g in groups if g['role'] == 'master'][0]
     where = roles(tmp_path, 'kubernetes')
-    lifecycle.end_operation(store, operation_run.start(store, cluster, 'create', 'none',
+    lifecycle.end_operation(store, operation_run.start(store, cluster, 'create', NONE,
                                                        where=where)['cluster'], 'create', True)
     cluster = lifecycle.get_cluster(store, 'c1')
-    run = operation_run.start(store, cluster, 'resize', 'none', where=where, group=master['uuid'],
+    run = operation_run.start(store, cluster, 'resize', NONE, where=where, group=master['uuid'],
                               node_count=2, nodegroup=None)
     assert run['nodegroup_record']['uuid'] == master['uuid']
     assert operation_run._group_acted_on(groups, master['name'])['uuid'] == master['uuid']
@@ -70,14 +72,14 @@ def test_a_driver_not_installed_ends_the_started_operation_failed_naming_it(stor
     cluster = record(store)
     with pytest.raises(NotSupported, match=r'driver k8s_kubeadm on provider docker is not '
                        r'installed \(missing roles: kubernetes, infra_docker\)'):
-        operation_run.start(store, cluster, 'create', 'docker', where=roles(tmp_path))
+        operation_run.start(store, cluster, 'create', DOCKER, where=roles(tmp_path))
     failed = lifecycle.get_cluster(store, 'c1')
     assert failed['status'] == 'CREATE_FAILED'
     assert 'missing roles: kubernetes, infra_docker' in failed['status_reason']
     # the CA is made only once the driver is known to be there
     assert store.certificate(cluster['uuid'], 'ca', missing_ok=True) is None
     # a delete of a cluster that was never built goes on without them
-    run = operation_run.start(store, failed, 'delete', 'docker', where=roles(tmp_path / 'x'))
+    run = operation_run.start(store, failed, 'delete', DOCKER, where=roles(tmp_path / 'x'))
     assert run['missing_roles'] == ['kubernetes', 'infra_docker'] and not run['built']
 
 
@@ -89,7 +91,7 @@ def test_any_error_after_the_start_ends_it_failed_without_saying_what_is_inside(
         raise KeyError('secret detail')
     monkeypatch.setattr(lifecycle, 'ensure_ca', broken)
     with pytest.raises(KeyError):
-        operation_run.start(store, cluster, 'create', 'none', where=roles(tmp_path, 'kubernetes'))
+        operation_run.start(store, cluster, 'create', NONE, where=roles(tmp_path, 'kubernetes'))
     failed = lifecycle.get_cluster(store, 'c1')
     assert (failed['status'], failed['status_reason']) == (
         'CREATE_FAILED', 'The create could not start: KeyError')
@@ -98,11 +100,11 @@ def test_any_error_after_the_start_ends_it_failed_without_saying_what_is_inside(
 def test_check_mode_writes_nothing_and_refuses_what_the_state_machine_refuses(store, tmp_path):
     cluster = record(store)
     where = roles(tmp_path, 'kubernetes')
-    run = operation_run.start(store, cluster, 'create', 'none', where=where, check_mode=True)
+    run = operation_run.start(store, cluster, 'create', NONE, where=where, check_mode=True)
     assert run['changed'] and run['cluster']['status'] == 'CREATE_IN_PROGRESS'
     assert store.certificate(cluster['uuid'], 'ca', missing_ok=True) is None
     with pytest.raises(OperationNotAllowed, match='not allowed until the running operation'):
-        operation_run.start(store, cluster, 'resize', 'none', where=where, check_mode=True,
+        operation_run.start(store, cluster, 'resize', NONE, where=where, check_mode=True,
                             node_count=2)
 
 
@@ -111,7 +113,7 @@ def test_a_job_that_no_longer_runs_cannot_start_or_end_its_operation(store, tmp_
     job = jobs.Jobs(store).create('create', 'cluster_create.yml', {},
                                   cluster_id=cluster['uuid'])
     jobs.Jobs(store).finish(job['uuid'], jobs.CANCELED, 'superseded by a delete')
-    for call in (lambda: operation_run.start(store, cluster, 'create', 'none',
+    for call in (lambda: operation_run.start(store, cluster, 'create', NONE,
                                              job_uuid=job['uuid'], where=roles(tmp_path)),
                  lambda: operation_run.end(store, cluster, 'create', True, job_uuid=job['uuid'])):
         with pytest.raises(Conflict, match='no longer owns cluster c1'):
@@ -122,10 +124,10 @@ def test_a_job_that_no_longer_runs_cannot_start_or_end_its_operation(store, tmp_
 def test_a_ca_rotation_stages_at_the_start_and_promotes_at_a_good_end(store, tmp_path):
     where = roles(tmp_path, 'kubernetes')
     cluster = record(store)
-    run = operation_run.start(store, cluster, 'create', 'none', where=where)
+    run = operation_run.start(store, cluster, 'create', NONE, where=where)
     operation_run.end(store, run['cluster'], 'create', True)
     old = store.certificate(cluster['uuid'], 'ca')['cert_pem']
-    run = operation_run.start(store, lifecycle.get_cluster(store, 'c1'), 'ca_rotate', 'none',
+    run = operation_run.start(store, lifecycle.get_cluster(store, 'c1'), 'ca_rotate', NONE,
                               where=where)
     assert store.certificate(cluster['uuid'], 'ca')['cert_pem'] == old
     done = operation_run.end(store, run['cluster'], 'ca_rotate', True)

@@ -15,6 +15,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     drivers, failures, fields, images, labels, node_files, node_values, operations, registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
 
 
@@ -34,6 +35,11 @@ def missing_roles(names):
     if not isinstance(names, (list, tuple)):
         raise AnsibleFilterError('missing_roles: expected a list of role names')
     return operations.missing_roles(names)
+
+
+def operation_plan(driver, operation, provider, coe=True):
+    """The step plan of ``operation`` for ``driver`` on the provider named ``provider``."""
+    return operations.plan(driver, operation, registry.by_name(provider), coe)
 
 
 def cluster_create_input(variables):
@@ -59,7 +65,7 @@ class FilterModule(object):
             'node_files_to_push': node_files.files_to_push,
             'node_push_command': node_files.push_command,
             'node_push_report': node_files.push_report,
-            'operation_plan': operations.plan,
+            'operation_plan': operation_plan,
             'systemd_environment': node_values.systemd_environment,
         })
         table.update(cluster_create_input=cluster_create_input,

@@ -6,10 +6,11 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 # The local provider's filters (nodes as containers on the Docker host), and the provider
-# contract every provider hands over (provider_facts). Documentation: one YAML file per
+# contract every provider hands over (provider_facts, servers_as_nodes: providers/contract.py). Documentation: one YAML file per
 # filter in this folder.
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import images
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import contract
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
 
@@ -28,7 +29,7 @@ class FilterModule(object):
             'local_nodes_existing': local_nodes.existing_nodes,
             'local_nodes_room': local_nodes.room_problem,
             'local_nodes_image_problem': local_nodes_image_problem,
-            'provider_facts': local_nodes.provider_facts,
-            'servers_as_nodes': local_nodes.servers_as_nodes,
+            'provider_facts': contract.provider_facts,
+            'servers_as_nodes': contract.servers_as_nodes,
             'local_nodes_as_servers': local_nodes.nodes_as_servers,
         })

@@ -148,6 +148,12 @@ target_template:
   description: The template the cluster has once the operation succeeds (an upgrade's new one).
   returned: when phase is start
   type: dict
+provider:
+  description: The provider's descriptor (C(name), C(roles), C(cloud) - whether its servers are an
+    OpenStack cloud's).
+  returned: when phase is start
+  type: dict
+  sample: {"name": "openstack", "roles": ["infra_openstack"], "cloud": true}
 driver:
   description: The cluster's driver.
   returned: when phase is start
@@ -191,6 +197,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     fields, lifecycle, operation_run, operations)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Invalid, NotFound)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.checks import with_checks
 
 # The operations whose start names a node group of the cluster.
@@ -239,11 +246,12 @@ class ClusterOperationModule(MagnumModule):
                     nodegroup=group_name if op in NAMES_A_GROUP and group_name else None)
         if op == 'nodegroup_create' and isinstance(group, Mapping) and not p['job_uuid']:
             args['nodegroup_fields'] = dict(group)
+        provider = registry.by_name(p['provider'])
         run = operation_run.start(
-            self.store, cluster, op, p['provider'], coe=p['coe'], scope=self.scope,
+            self.store, cluster, op, provider, coe=p['coe'], scope=self.scope,
             job_uuid=p['job_uuid'], check_mode=self.check_mode, group=group_name, **args)
         changed = run.pop('changed') or self.recorded
-        self.exit_json(changed=changed, **run)
+        self.exit_json(changed=changed, provider=provider.as_dict(), **run)
 
     def _cluster(self):
         """The cluster's record; a create described by a mapping or by fields records it

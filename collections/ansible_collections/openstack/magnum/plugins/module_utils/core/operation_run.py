@@ -42,8 +42,8 @@ def _group_acted_on(groups, ident):
 
 def start(store, cluster, operation, provider, coe=True, scope=None, job_uuid=None,
           check_mode=False, where=None, group='', **args):
-    """Start one run of ``operation`` on ``cluster`` (its record) and read what its steps
-    need, in one call: the job check, the start (lifecycle.begin_operation: the API's
+    """Start one run of ``operation`` on ``cluster`` (its record) on ``provider`` (its
+    descriptor, providers/contract.py) and read what its steps need, in one call: the job check, the start (lifecycle.begin_operation: the API's
     checks and state change, unless the API's job already made them), the cluster's CA
     (made at create, staged at ca_rotate), the driver and the step plan. ``args``: the
     operation's own (node_count, nodegroup, nodes_to_remove, cluster_template,
@@ -95,7 +95,7 @@ def _read(store, cluster, operation, provider, coe, scope, group, target, check_
             "Cluster type (%s, %s, %s) is not supported here: driver %s on provider %s is "
             "not installed (missing roles: %s)."
             % (template['server_type'], template['cluster_distro'], template['coe'],
-               driver['name'], provider, ', '.join(missing)))
+               driver['name'], provider.name, ', '.join(missing)))
     ca_changed = False
     if not check_mode and operation == 'create' and not template.get('tls_disabled') \
             and store.certificate(cluster['uuid'], 'ca', missing_ok=True) is None:

@@ -31,21 +31,14 @@ HEALTH = 'health'
 MAKE_NODES = ('create', 'resize', 'nodegroup_create')
 
 
-def provider_roles(driver, provider):
-    """The provider's roles for ``driver`` (a Driver.as_dict): none for provider ``none``
-    or a driver that brings its own infrastructure."""
-    if not provider or provider == 'none' or driver.get('own_infrastructure'):
-        return []
-    return ['infra_' + provider]
-
-
 def plan(driver, operation, provider, coe=True):
     """{'provider_roles', 'driver_roles', 'steps': [[role, tasks file], ...]} of
-    ``operation`` (or of the health round, ``health``) for ``driver`` on ``provider``;
+    ``operation`` (or of the health round, ``health``) for ``driver`` on ``provider`` (its
+    descriptor, providers/contract.py: the core asks it for its roles, never its name);
     ``coe`` false runs the infrastructure alone (playbooks/cluster_infra.yml)."""
     if operation not in OPERATIONS + (HEALTH,):
         raise Invalid("Unknown operation %r: one of %s." % (operation, ', '.join(OPERATIONS)))
-    infra = provider_roles(driver, provider)
+    infra = provider.plan_roles(driver)
     cluster = list(driver.get('roles') or []) if coe else []
     if operation == HEALTH:
         # the provider's view of the servers, then the COE's of its nodes

@@ -2,27 +2,26 @@
 # Copyright: openstack.magnum contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the deployment's infrastructure provider checks of a template or a cluster before
-it is recorded: on the local (docker) provider, that the template names an image it has;
-on a cloud, its images, flavors, networks, keypair and capacity, as the caller. The API
-and the modules give the core one ProviderChecks in its settings (``checks``); the core
-asks it and imports no provider."""
+it is recorded: its descriptor's own checks (the local provider: that the template names
+an image it has), and on a cloud its images, flavors, networks, keypair and capacity, as
+the caller. The API and the modules give the core one ProviderChecks in its settings
+(``checks``); the core asks it and imports no provider."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers, fields, images
-from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
-from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers, fields
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 
 
 class ProviderChecks(object):
-    """``provider``: docker, openstack or none; ``cloud``: the cloud's name, or a
-    connection or openstack.connect() arguments that act as the caller (openstack only),
-    connected at its first check."""
+    """``provider``: the provider's name (registry.NAMES; none checks nothing); ``cloud``:
+    the cloud's name, or a connection or openstack.connect() arguments that act as the
+    caller (a cloud provider's), connected at its first check."""
 
     def __init__(self, provider=None, cloud=None):
-        self.provider = provider
-        self.cloud_spec = cloud if provider == 'openstack' else None
+        self.provider = registry.by_name(provider or 'none')
+        self.cloud_spec = cloud if self.provider.cloud else None
         self._cloud = None
 
     def _cloud_checks(self):
@@ -43,11 +42,9 @@ class ProviderChecks(object):
     def template(self, record, image_changed=True, changed=True):
         """A template about to be recorded: the local provider has its image (unless its
         driver brings its own infrastructure); a cloud has what it names."""
-        if image_changed and self.provider == 'docker' and \
+        if image_changed and self.provider.checks and \
                 not drivers.by_name(record['driver']).own_infrastructure:
-            problem = local_nodes.image_problem(record['image_id'], images.catalog())
-            if problem:
-                raise Invalid(problem)
+            self.provider.checks.template(record)
         if changed and self.cloud_spec:
             self._cloud_checks().template(record)
             self._cloud_checks().node_image(record)
@@ -56,10 +53,8 @@ class ProviderChecks(object):
         """A cluster about to be recorded: on the local provider, its keypair's name (it
         names a file); on a cloud, its own fields, the template's external network, its
         image for the cluster's labels, room for its servers."""
-        if self.provider == 'docker':
-            problem = local_nodes.keypair_problem(cluster.get('keypair'))
-            if problem:
-                raise Invalid(problem)
+        if self.provider.checks:
+            self.provider.checks.cluster(cluster)
         if not self.cloud_spec:
             return
         checks = self._cloud_checks()
@@ -71,12 +66,8 @@ class ProviderChecks(object):
 
     def reaches_nodes(self, cluster, template):
         """Whether this controller reaches the cluster's nodes at the addresses its last
-        operation recorded (the conductor's health rounds read their COE there): not a
-        cloud's servers without floating IPs, which are reached through a bastion."""
-        if self.provider != 'openstack':
-            return True
-        enabled = cluster.get('floating_ip_enabled')
-        return template.get('floating_ip_enabled', True) if enabled is None else enabled
+        operation recorded (contract.Provider.reaches_nodes)."""
+        return self.provider.reaches_nodes(cluster, template)
 
 
 def with_checks(settings):

@@ -23,7 +23,7 @@ import base64
 import re
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
-from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import contract
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.core.fields import (
     check_count_range, flavor_of)
@@ -61,7 +61,7 @@ def names(cluster):
     and ``credentials`` (the Secret of the cluster's clouds.yaml)."""
     project = re.sub('[^a-z0-9]', '', (cluster.get('project_id') or '').lower())
     release = '-'.join(p for p in (sanitized(cluster.get('name'), 30) or 'cluster',
-                                   local_nodes.stack_suffix(cluster['uuid'])) if p)
+                                   contract.stack_suffix(cluster['uuid'])) if p)
     return {'namespace': '%s-%s' % (NAMESPACE_PREFIX, project or 'default'),
             'release': release,
             'credentials': '%s-cloud-credentials' % release}

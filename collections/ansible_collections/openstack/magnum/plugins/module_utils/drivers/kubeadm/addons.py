@@ -16,6 +16,7 @@ import os
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 
 
 # What lets an add-on's pods run on masters too (a 1-master, 0-worker cluster).
@@ -121,7 +122,7 @@ def _cloud_nodes(conf):
     """Whether the nodes are the cloud's servers (the OpenStack provider), so the
     cloud controller manager initializes them; local nodes pointed at a cloud get its
     load balancers and volumes only."""
-    return conf.get('provider') == 'openstack'
+    return registry.by_name(conf.get('provider') or 'none').cloud
 
 
 def _cloud_provider_values(conf, labels):

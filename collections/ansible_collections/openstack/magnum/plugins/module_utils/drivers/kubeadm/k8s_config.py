@@ -21,6 +21,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core import healt
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values, registries
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 
 DEFAULT_KUBE_TAG = 'v1.36.0'
 DEFAULT_POD_CIDR = '10.100.0.0/16'
@@ -229,7 +230,8 @@ def settings(cluster, template, addon_images=None, provider=None, registry_ca=No
     for flag, value in flags if keystone_auth else ():
         _default_flag(extra_args['apiServer'], flag, value)
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
-    if provider == 'openstack' and labels_mod.to_bool(labels.get('cloud_provider_enabled')):
+    if registry.by_name(provider or 'none').cloud and \
+            labels_mod.to_bool(labels.get('cloud_provider_enabled')):
         _default_flag(extra_args['kubelet'], 'cloud-provider', 'external')
     return {
         'cluster_uuid': cluster.get('uuid'),

@@ -14,17 +14,12 @@ import re
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.core.fields import flavor_of
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.contract import (
+    stack_suffix)
 
 POOL = '10.192.0.0/11'  # /24 subnets for cluster networks
 FIRST_HOST = 10         # .1 is the bridge gateway; .2-.9 are left free
 LB_HOST = 5             # the master load balancer, when the cluster has one
-
-
-def stack_suffix(cluster_uuid):
-    """Magnum's 12-character stack suffix, stable for a cluster."""
-    digest = hashlib.sha256(cluster_uuid.encode('utf-8')).hexdigest()
-    alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789'
-    return ''.join(alphabet[int(digest[i:i + 2], 16) % 36] for i in range(0, 24, 2))
 
 
 def node_name(cluster_name, cluster_uuid, group, index):
@@ -277,68 +272,3 @@ def nodes_as_servers(nodes, groups):
              'metadata': {'magnum_nodegroup_uuid': n['group'], 'magnum_role': n['role'],
                           'magnum_index': str(n['index'])}}
             for n in nodes]
-
-
-def servers_as_nodes(servers, prefix):
-    """Node dicts from cloud servers (openstack.cloud.server_info) named ``prefix...``:
-    the provider writes the node's group, role, index and address in its metadata."""
-    nodes = []
-    for server in servers or []:
-        meta = server.get('metadata') or {}
-        if not (server.get('name') or '').startswith(prefix) or 'magnum_index' not in meta:
-            continue
-        nodes.append({'name': server['name'], 'id': server.get('id', ''),
-                      'state': server.get('status'), 'group': meta.get('magnum_nodegroup_uuid'),
-                      'role': meta.get('magnum_role'), 'address': meta.get('magnum_address'),
-                      'index': int(meta['magnum_index'])})
-    return nodes
-
-
-def provider_facts(nodes, new=None, remove=None, public=None, lb_address=None,
-                   lb_private_address=None):
-    """What a provider hands the COE roles and the cluster's record once its servers are
-    there (docs/developer/layout.md, "Writing a driver"), one rule for every provider:
-    ``cluster_facts`` (``master_addresses``, ``node_addresses``, ``nodegroup_nodes``: each
-    node at the address it is reached on), ``new_nodes`` and ``removing_nodes`` (names of
-    the plan's nodes made and leaving), ``api_host``, where clients reach the COE's
-    API: the master load balancer's address, else the first master's; and
-    ``node_api_host``, where the cluster's own nodes reach it, as Magnum's templates give
-    nodes the API's private address: the load balancer's address on the cluster's network
-    (``lb_private_address``, else ``lb_address``), else the first master's own address —
-    never a floating IP, which nodes would reach only back through the router.
-
-    ``nodes``: the plan's nodes (name, role, group, address, id); ``public``: node name ->
-    the address it is reached on, where that differs (a floating IP)."""
-    public = public or {}
-    servers = [node for node in nodes or [] if node.get('role') != 'lb']
-
-    def reached(node):
-        return public.get(node['name']) or node.get('address')
-
-    masters = [node for node in servers if node.get('role') == 'master']
-    return {
-        'cluster_facts': {
-            'master_addresses': [reached(node) for node in masters],
-            'node_addresses': [reached(node) for node in servers if node.get('role') != 'master'],
-            'nodegroup_nodes': nodes_by_group(servers, public)},
-        'new_nodes': [node['name'] for node in new or [] if node.get('role') != 'lb'],
-        'removing_nodes': [node['name'] for node in remove or [] if node.get('role') != 'lb'],
-        'api_host': lb_address or (reached(masters[0]) if masters else ''),
-        'node_api_host': (lb_private_address or lb_address
-                          or (masters[0].get('address') or '' if masters else '')),
-    }
-
-
-def nodes_by_group(nodes, public=None):
-    """The planned nodes (``plan``'s ``nodes``) of each node group, as the
-    ``nodegroup_nodes`` fact records them: group uuid -> [{name, id, address}], the
-    address a node is reached on (``public``: name -> floating IP, where it has one)."""
-    grouped, public = {}, public or {}
-    for node in nodes or []:
-        if node.get('role') == 'lb' or not node.get('group'):
-            continue
-        entry = dict((k, node[k]) for k in ('name', 'id', 'address') if node.get(k))
-        if public.get(node.get('name')):
-            entry['address'] = public[node['name']]
-        grouped.setdefault(node['group'], []).append(entry)
-    return grouped

@@ -18,7 +18,7 @@ import time
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import baremetal
-from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils.providers import contract
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, Invalid, NotFound)
 
@@ -31,7 +31,7 @@ ORDER = ('load_balancers', 'floating_ips', 'servers', 'baremetal_nodes', 'volume
 
 def stack_name(cluster):
     """``<name>-<suffix>``, the prefix of every resource name of the cluster."""
-    base = '%s-%s' % (cluster['name'].lower(), local_nodes.stack_suffix(cluster['uuid']))
+    base = '%s-%s' % (cluster['name'].lower(), contract.stack_suffix(cluster['uuid']))
     return re.sub(r'[^a-z0-9.-]', '-', base)
 
 
@@ -99,7 +99,7 @@ def suffixed_servers(conn, cluster_uuid):
     cluster's servers' names does (callers keep their own exact test). Nova is asked
     only for those: a detailed listing costs Nova, and Neutron for each listed
     server's security groups, per server."""
-    return conn.compute.servers(details=True, name=local_nodes.stack_suffix(cluster_uuid))
+    return conn.compute.servers(details=True, name=contract.stack_suffix(cluster_uuid))
 
 
 def _servers(conn, cluster):
