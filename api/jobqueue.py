@@ -11,7 +11,7 @@ costs a conductor's next look at the rows, never the job.
 import logging
 
 from api import credentials
-from api.core import jobs as jobs_mod
+from api.core import jobs as jobs_mod, operations
 
 LOG = logging.getLogger(__name__)
 
@@ -25,17 +25,18 @@ class JobQueue:
         self.jobs = jobs_mod.Jobs(store)
         self.conductors = conductors
 
-    def submit(self, operation, playbook, extravars, cluster_id=None, resource_id=None,
-               timeout=None):
-        """Record a job; inside a store transaction (the operation's status change) it is
-        part of it, and the conductors hear of it after its commit."""
-        job = self.jobs.create(operation, playbook, extravars, cluster_id=cluster_id,
-                               resource_id=resource_id, timeout=timeout)
+    def submit(self, operation, extravars, cluster_id=None, resource_id=None, timeout=None):
+        """Record a job running ``operation``'s playbook (its record's: core/operations.py)
+        with ``extravars``; inside a store transaction (the operation's status change) it
+        is part of it, and the conductors hear of it after its commit."""
+        job = self.jobs.create(operation, operations.record(operation).playbook, extravars,
+                               cluster_id=cluster_id, resource_id=resource_id,
+                               timeout=timeout)
         self.store.after_commit(lambda: self.conductors.job_queued(job['uuid']))
         return job
 
     def submit_resize(self, cluster, group, node_count, nodes_to_remove):
-        return self.submit('resize', 'cluster_resize.yml', {
+        return self.submit('resize', {
             'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid'],
             'node_count': node_count, 'nodes_to_remove': nodes_to_remove or []},
             cluster_id=cluster['uuid'], resource_id=group['uuid'])

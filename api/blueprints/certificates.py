@@ -70,7 +70,7 @@ def rotate(ident):
     lifecycle.check_driver_operation(store, cluster, 'ca_rotate')
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         cluster = store.start_operation(cluster['uuid'], 'ca_rotate')
-        ctx.executor().submit('ca_rotate', 'ca_rotate.yml', {'cluster_uuid': cluster['uuid']},
+        ctx.executor().submit('ca_rotate', {'cluster_uuid': cluster['uuid']},
                               cluster_id=cluster['uuid'])
     resp = jsonify({'uuid': cluster['uuid']})
     resp.status_code = 202

@@ -86,7 +86,7 @@ def create():
             store.purge_cluster(cluster['uuid'])  # nothing of the refused create stays
             raise
     try:
-        ctx.executor().submit('create', 'cluster_create.yml', {'cluster_uuid': cluster['uuid']},
+        ctx.executor().submit('create', {'cluster_uuid': cluster['uuid']},
                               cluster_id=cluster['uuid'], timeout=cluster['create_timeout'])
     except Exception:
         store.purge_cluster(cluster['uuid'])  # no job carries it out: nothing of it stays
@@ -134,7 +134,7 @@ def delete(ident):
             return '', 204  # already being deleted: nothing more to queue
         current = lifecycle.start_delete(store, current)
         executor.cancel_cluster_jobs(current['uuid'])
-        executor.submit('delete', 'cluster_delete.yml', {'cluster_uuid': current['uuid']},
+        executor.submit('delete', {'cluster_uuid': current['uuid']},
                         cluster_id=current['uuid'])
     return '', 204
 
@@ -184,7 +184,7 @@ def upgrade(ident):
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         cluster, template, group = lifecycle.start_upgrade(
             store, cluster, data['cluster_template'], g.scope, batch, data.get('nodegroup'))
-        ctx.executor().submit('upgrade', 'cluster_upgrade.yml', {
+        ctx.executor().submit('upgrade', {
             'cluster_uuid': cluster['uuid'], 'cluster_template': template['uuid'],
             'max_batch_size': batch, 'nodegroup': group['uuid'] if group else None},
             cluster_id=cluster['uuid'], resource_id=template['uuid'])

@@ -49,7 +49,7 @@ def _may_act_on(cluster):
 
 
 def _submit(operation, federation):
-    ctx.executor().submit(operation, 'federation.yml', {
+    ctx.executor().submit(operation, {
         'federation_uuid': federation['uuid'],
         'federation_operation': operation.split('_', 1)[1]},
         resource_id=federation['uuid'])

@@ -70,7 +70,7 @@ def create(cluster_ident):
             data.pop(key, None)
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         group = lifecycle.create_nodegroup(store, cluster, data, g.scope)
-        ctx.executor().submit('nodegroup_create', 'nodegroup_create.yml', {
+        ctx.executor().submit('nodegroup_create', {
             'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
             cluster_id=cluster['uuid'], resource_id=group['uuid'])
     resp = jsonify(views.nodegroup(group, cluster['uuid']))
@@ -99,7 +99,7 @@ def delete(cluster_ident, ident):
     group = lifecycle.get_nodegroup(store, cluster, ident)
     with store.write(lock=lifecycle.cluster_lock(cluster)):
         lifecycle.start_nodegroup_delete(store, cluster, group)
-        ctx.executor().submit('nodegroup_delete', 'nodegroup_delete.yml', {
+        ctx.executor().submit('nodegroup_delete', {
             'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
             cluster_id=cluster['uuid'], resource_id=group['uuid'])
     return '', 204

@@ -125,3 +125,21 @@ def test_the_roles_declare_the_interface_alike():
                 seen.setdefault(name, {}).setdefault(repr(sorted(declared.items())), []).append(
                     '%s:%s' % (spec_file.parts[-3], entry))
     assert [name for name, ways in seen.items() if len(ways) > 1] == []
+
+
+def test_every_operation_is_one_record_whose_playbook_exists():
+    """A job runs its operation's record's playbook (api/jobqueue.py): one table, whose
+    playbooks exist at the checkout's entry points and in the collection; a cluster's
+    operation has the state machine's statuses."""
+    collection = ROLES.parent / 'playbooks'
+    entry = ROLES.parents[4] / 'playbooks'
+    for name, record in operations.RECORDS.items():
+        assert record.name == name
+        assert (collection / record.playbook).exists() and (entry / record.playbook).exists()
+        assert (record.statuses is None) == name.startswith('federation_'), name
+    assert operations.record('resize').statuses == (
+        'UPDATE_IN_PROGRESS', 'UPDATE_COMPLETE', 'UPDATE_FAILED')
+    assert set(operations.OPERATIONS) == set(
+        n for n in operations.RECORDS if not n.startswith('federation_'))
+    with pytest.raises(Invalid, match="Unknown operation 'rebuild'"):
+        operations.record('rebuild')

@@ -1,9 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: openstack.magnum contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""An operation's step plan: which roles run which of their tasks files, in order.
+"""The operations: one record each (its playbook, its statuses and the statuses it may
+start from), and an operation's step plan - which roles run which of their tasks files,
+in order.
 
-roles/cluster_operation loops over the plan (operation_run.start gives it); its rules
+A job carries out one operation by running its record's playbook (api/jobqueue.py);
+roles/cluster_operation loops over the plan (operation_run.start gives it). The rules
 live here, unit tested for every driver, provider and operation. The infrastructure provider builds (``infra_<provider>``,
 none when the provider is ``none`` or the driver builds its servers itself), the COE
 roles configure, then the provider removes the servers the COE let go (drained); a
@@ -20,11 +23,43 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+from collections import namedtuple
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import states
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
-OPERATIONS = ('create', 'delete', 'resize', 'upgrade', 'ca_rotate', 'nodegroup_create',
-              'nodegroup_delete')
+# ``statuses``: (while it runs, on success, on failure) and ``allowed_from``: the statuses
+# it may start from, both the state machine's (core/states.py) - None for a federation's,
+# whose statuses are the federation's own.
+Operation = namedtuple('Operation', 'name playbook statuses allowed_from')
+
+
+def _operation(name, playbook):
+    return Operation(name, playbook, states.OPERATIONS.get(name), states.ALLOWED_FROM.get(name))
+
+
+RECORDS = dict((record.name, record) for record in (
+    _operation('create', 'cluster_create.yml'),
+    _operation('delete', 'cluster_delete.yml'),
+    _operation('resize', 'cluster_resize.yml'),
+    _operation('upgrade', 'cluster_upgrade.yml'),
+    _operation('ca_rotate', 'ca_rotate.yml'),
+    _operation('nodegroup_create', 'nodegroup_create.yml'),
+    _operation('nodegroup_delete', 'nodegroup_delete.yml'),
+    _operation('federation_create', 'federation.yml'),
+    _operation('federation_update', 'federation.yml'),
+    _operation('federation_delete', 'federation.yml'),
+))
+# A cluster's operations: each runs roles/cluster_operation over its step plan.
+OPERATIONS = tuple(name for name, record in RECORDS.items() if record.statuses)
+
+
+def record(name):
+    """The record of operation ``name``."""
+    try:
+        return RECORDS[name]
+    except KeyError:
+        raise Invalid("Unknown operation %r: one of %s." % (name, ', '.join(RECORDS)))
 # Not an operation (no status of its own): the health round's steps, planned alike.
 HEALTH = 'health'
 # The operations whose provider makes nodes.
