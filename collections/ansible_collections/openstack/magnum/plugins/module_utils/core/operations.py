@@ -60,6 +60,8 @@ def record(name):
         return RECORDS[name]
     except KeyError:
         raise Invalid("Unknown operation %r: one of %s." % (name, ', '.join(RECORDS)))
+
+
 # Not an operation (no status of its own): the health round's steps, planned alike.
 HEALTH = 'health'
 # The operations whose provider makes nodes.
