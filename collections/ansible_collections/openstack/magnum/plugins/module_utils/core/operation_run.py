@@ -43,9 +43,10 @@ def _group_acted_on(groups, ident):
 def start(store, cluster, operation, provider, coe=True, scope=None, job_uuid=None,
           check_mode=False, where=None, group='', **args):
     """Start one run of ``operation`` on ``cluster`` (its record) on ``provider`` (its
-    descriptor, providers/contract.py) and read what its steps need, in one call: the job check, the start (lifecycle.begin_operation: the API's
-    checks and state change, unless the API's job already made them), the cluster's CA
-    (made at create, staged at ca_rotate), the driver and the step plan. ``args``: the
+    descriptor, providers/contract.py) and read what its steps need, in one call: the job
+    check, the start (lifecycle.begin_operation: the API's checks and state change, unless
+    the API's job already made them), the driver, the step plan and the roles it lacks,
+    the cluster's CA (made at create, staged at ca_rotate). ``args``: the
     operation's own (node_count, nodegroup, nodes_to_remove, cluster_template,
     max_batch_size, nodegroup_fields); ``group``: the name of the node group the run acts
     on ('' for the whole cluster), which it ends with.
@@ -72,8 +73,8 @@ def start(store, cluster, operation, provider, coe=True, scope=None, job_uuid=No
                     args.get('cluster_template'), check_mode, where)
     except Exception as exc:
         if not check_mode:
-            reason = str(exc) if isinstance(exc, MagnumError) else 'The %s could not start: %s' % (
-                operation.replace('_', ' '), type(exc).__name__)
+            reason = str(exc) if isinstance(exc, MagnumError) else (
+                'The %s could not start: %s' % (operation.replace('_', ' '), type(exc).__name__))
             lifecycle.end_operation(store, cluster, operation, False, reason=reason,
                                     nodegroup=group or None)
         raise
