@@ -40,6 +40,7 @@ def test_a_create_starts_with_its_ca_its_plan_and_the_group_it_acts_on(store, tm
     run = operation_run.start(store, cluster, 'create', DOCKER, scope=SCOPE,
                               where=roles(tmp_path, 'kubernetes', 'infra_docker'))
     assert run['changed'] and run['missing_roles'] == [] and not run['built']
+    assert 'ca_changed' not in run
     assert run['cluster']['status'] == 'CREATE_IN_PROGRESS'
     assert run['driver']['name'] == 'k8s_kubeadm'
     assert run['plan']['steps'][-2:] == [['kubernetes', 'create'], ['infra_docker', 'remove_nodes']]

@@ -19,13 +19,9 @@ from ansible_collections.openstack.magnum.plugins.module_utils.providers import 
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
 
 
-def roles_dir():
-    return operations.roles_dir()
-
-
 def driver_missing_roles(driver):
     try:
-        return drivers.by_name(driver['name']).missing_roles(roles_dir())
+        return drivers.by_name(driver['name']).missing_roles(operations.roles_dir())
     except (KeyError, TypeError, MagnumError) as exc:
         raise AnsibleFilterError('driver_missing_roles: %s' % exc)
 

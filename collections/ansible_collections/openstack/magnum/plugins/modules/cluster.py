@@ -155,9 +155,7 @@ class ClusterModule(MagnumModule):
         if self.check_mode:
             self.exit_json(changed=True, cluster=None)
         data = dict(self.params['fields'] or {})
-        owner = data.pop('project_id', None)
-        if owner and not self.params['project_id']:
-            self.scope = self.scope_of(owner)
+        self.scope = self.owner_scope(data)
         data.update(self.given(CREATE_FIELDS), name=self.params['name'])
         record = lifecycle.record_cluster(self.store, data, self.scope,
                                           with_checks(self.core_settings))

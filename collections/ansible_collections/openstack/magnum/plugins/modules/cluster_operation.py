@@ -272,9 +272,7 @@ class ClusterOperationModule(MagnumModule):
         if self.check_mode:
             raise Invalid("Cluster %s does not exist yet: in check mode a create records "
                           "nothing, so its steps cannot be shown." % name)
-        owner = data.pop('project_id', None)
-        if owner and not p['project_id']:
-            self.scope = self.scope_of(owner)
+        self.scope = self.owner_scope(data)
         data['name'] = name
         self.recorded = True
         return lifecycle.record_cluster(self.store, data, self.scope,

@@ -125,8 +125,7 @@ cluster:
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
-    fields, jobs, lifecycle, states)
-from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Conflict
+    fields, lifecycle, operation_run, states)
 
 
 class ClusterStatusModule(MagnumModule):
@@ -148,18 +147,12 @@ class ClusterStatusModule(MagnumModule):
     def run(self):
         p = self.params
         cluster = lifecycle.get_cluster(self.store, p['cluster'], self.scope)
-        if p['job_uuid']:
-            job = jobs.Jobs(self.store).get(p['job_uuid'])
-            if job['status'] != jobs.RUNNING:
-                raise Conflict("Job %s is %s (%s): this run no longer owns cluster %s."
-                               % (job['uuid'], job['status'], job.get('status_reason'),
-                                  cluster['name']))
+        operation_run.check_job(self.store, p['job_uuid'], cluster)
         if p['phase'] == 'start':
             if self.check_mode:
-                states.check_can_start(p['operation'], cluster['status'], cluster['name'])
-                if p['operation'] == 'upgrade' and p['cluster_template'] and not p['job_uuid']:
-                    lifecycle.check_upgrade(self.store, cluster, p['cluster_template'],
-                                            self.scope, p['max_batch_size'], p['nodegroup'])
+                operation_run.check_start(self.store, cluster, p['operation'], self.scope,
+                                          p['job_uuid'], p['cluster_template'],
+                                          p['max_batch_size'], p['nodegroup'])
                 self.exit_json(changed=not p['job_uuid'], cluster=_public(cluster))
             changed, cluster = lifecycle.begin_operation(
                 self.store, cluster, p['operation'], started_by_job=bool(p['job_uuid']),

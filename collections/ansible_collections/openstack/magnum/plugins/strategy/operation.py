@@ -52,8 +52,7 @@ def unreachable_node_fails(task_fields, data):
 # plugins/action/in_controller.py). Ansible forks a worker for each task: imported once
 # here, in the playbook's own process, before any fork, each worker finds them (and the
 # store, SQLAlchemy, the core) imported instead of importing them again.
-PRELOADED = ('cluster_operation', 'cluster', 'cluster_info', 'cluster_status',
-             'cluster_health')
+PRELOADED = ('cluster_operation', 'cluster_info', 'cluster_ca', 'cluster_health')
 
 
 def preload():

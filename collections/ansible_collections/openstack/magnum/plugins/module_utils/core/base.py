@@ -118,6 +118,12 @@ class MagnumModule(object):
         return lifecycle.Scope(project_id=project, user_id=self.params['user_id'],
                                is_admin=True)
 
+    def owner_scope(self, data):
+        """The scope a record described by ``data`` is made in: the project_id it names
+        (taken out of it) unless the module's own project_id option is set."""
+        owner = data.pop('project_id', None)
+        return self.scope_of(owner) if owner and not self.params['project_id'] else self.scope
+
     @property
     def core_settings(self):
         """The service settings the core's validation takes: cluster_user_trust (which

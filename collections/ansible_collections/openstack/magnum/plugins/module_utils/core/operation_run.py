@@ -29,6 +29,16 @@ def check_job(store, job_uuid, cluster):
                           cluster['name']))
 
 
+def check_start(store, cluster, operation, scope=None, job_uuid=None, cluster_template=None,
+                max_batch_size=None, nodegroup=None):
+    """What check mode asks of a start, changing nothing: the state machine's word, and
+    an upgrade's own checks unless the API's job already made them."""
+    states.check_can_start(operation, cluster['status'], cluster['name'])
+    if operation == 'upgrade' and cluster_template and not job_uuid:
+        lifecycle.check_upgrade(store, cluster, cluster_template, scope, max_batch_size,
+                                nodegroup)
+
+
 def _group_acted_on(groups, ident):
     """The node group an operation acts on: the one ``ident`` names (uuid, then name),
     else, when none is named, the default worker group; {} when there is none."""
@@ -60,10 +70,8 @@ def start(store, cluster, operation, provider, coe=True, scope=None, job_uuid=No
     'missing_roles', 'built'}; in check mode nothing is written."""
     check_job(store, job_uuid, cluster)
     if check_mode:
-        states.check_can_start(operation, cluster['status'], cluster['name'])
-        if operation == 'upgrade' and args.get('cluster_template') and not job_uuid:
-            lifecycle.check_upgrade(store, cluster, args['cluster_template'], scope,
-                                    args.get('max_batch_size'), args.get('nodegroup'))
+        check_start(store, cluster, operation, scope, job_uuid, args.get('cluster_template'),
+                    args.get('max_batch_size'), args.get('nodegroup'))
         changed = not job_uuid
     else:
         changed, cluster = lifecycle.begin_operation(
@@ -78,7 +86,8 @@ def start(store, cluster, operation, provider, coe=True, scope=None, job_uuid=No
             lifecycle.end_operation(store, cluster, operation, False, reason=reason,
                                     nodegroup=group or None)
         raise
-    run['changed'] = changed or run.pop('ca_changed')
+    ca_changed = run.pop('ca_changed')
+    run['changed'] = changed or ca_changed
     return run
 
 
