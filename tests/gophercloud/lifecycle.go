@@ -70,6 +70,9 @@ func settleNodeGroup(client *gophercloud.ServiceClient, cluster, id string) stri
 			}
 			return "error: " + err.Error()
 		}
+		if strings.HasSuffix(ng.Status, "_FAILED") {
+			return ng.Status + ": " + ng.StatusReason
+		}
 		if !strings.HasSuffix(ng.Status, "_IN_PROGRESS") {
 			return ng.Status
 		}
