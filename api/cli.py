@@ -20,7 +20,8 @@ def add_job_options(parser, defaults):
     parser.add_argument('--transport-url', default=defaults.transport_url,
                         help="oslo.messaging URL of the conductors' broker "
                              "(rabbit://user:password@host:5672/; default "
-                             "$MAGNUM_TRANSPORT_URL). The API given one runs no job itself: "
+                             "$MAGNUM_TRANSPORT_URL, or the file $MAGNUM_TRANSPORT_URL_FILE "
+                             "names). The API given one runs no job itself: "
                              "magnum-ansible-conductor processes do")
     parser.add_argument('--workers', type=int, default=2,
                         help='concurrent playbook runs (default 2)')

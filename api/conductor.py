@@ -32,8 +32,9 @@ def main(argv=None):
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s: %(message)s')
     if not args.transport_url:
-        print('magnum-ansible-conductor: --transport-url (or MAGNUM_TRANSPORT_URL) is '
-              "needed: it is how the API's jobs reach conductors", file=sys.stderr)
+        print('magnum-ansible-conductor: --transport-url (or MAGNUM_TRANSPORT_URL, or '
+              "MAGNUM_TRANSPORT_URL_FILE) is needed: it is how the API's jobs reach "
+              'conductors', file=sys.stderr)
         return 1
     from api import messaging
     from api.core import errors
