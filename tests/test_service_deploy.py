@@ -79,6 +79,12 @@ def test_the_service_deployed_by_its_playbook_serves_openstack_coe_through_keyst
                 project_domain_name='Default'))}}))
 
         source = make_fixture_project(tmp_path / 'checkout')
+        if fresh_venv:   # what pip installs, beside the fixture project's playbooks
+            for part in ('pyproject.toml', 'README.md'):
+                shutil.copy(REPO / part, source / part)
+            for part in ('api', 'osc_coe_federation'):
+                shutil.copytree(REPO / part, source / part,
+                                ignore=shutil.ignore_patterns('__pycache__'))
         settings = {
             'magnum_service_name': name,
             'magnum_service_source': str(source),
