@@ -1,6 +1,7 @@
 """The service deployed by one playbook (issue #66): `ansible-playbook playbooks/service.yml`
 puts the API on a host of an inventory - this one, over a local connection, as an
-operator's first host - registers it in the lab's real Keystone (service container-infra,
+operator's first host; with a broker (MAGNUM_TEST_TRANSPORT_URL, which CI sets) a
+conductor beside it, which then runs the jobs - registers it in the lab's real Keystone (service container-infra,
 endpoints, the service user and its role) and runs it under supervisord as a system user
 of its own (no systemd here); then an ordinary user's unchanged `openstack coe`, finding
 the API in the catalog, builds a cluster there; a second run changes nothing.
@@ -10,8 +11,7 @@ virtualenv, which holds the project; a fresh install costs ~90 CPU-seconds), and
 processes then run as root (this virtualenv's interpreter may live where no other user
 reaches, as pyenv's under /root). MAGNUM_TEST_SERVICE_VENV=1 has the role make and fill a
 virtualenv of its own, from Debian's python3, and run the service as a system user of its
-own.
-The deployed checkout is the tests' fixture project (its driver reaches no node), the
+own. The deployed checkout is the tests' fixture project (its driver reaches no node), the
 provider none."""
 
 import os
@@ -109,11 +109,17 @@ def test_the_service_deployed_by_its_playbook_serves_openstack_coe_through_keyst
         }
         if not fresh_venv:
             settings.update(magnum_service_venv=sys.prefix, magnum_service_venv_managed=False)
+        # With a broker, the host also runs a conductor and the API runs no job itself: the
+        # cluster below is built by the conductor, told over RabbitMQ.
+        broker = os.environ.get('MAGNUM_TEST_TRANSPORT_URL')
+        host = {'localhost': {'ansible_connection': 'local',
+                              'ansible_python_interpreter': '/usr/bin/python3'}}
+        groups = {'magnum_api': {'hosts': host}}
+        if broker:
+            groups['magnum_conductor'] = {'hosts': host}
+            settings['magnum_service_transport_url'] = broker
         inventory = tmp_path / 'inventory.yml'
-        inventory.write_text(yaml.safe_dump({'all': {'children': {'magnum_api': {'hosts': {
-            'localhost': {'ansible_connection': 'local',
-                          'ansible_python_interpreter': '/usr/bin/python3'}}}},
-            'vars': settings}}))
+        inventory.write_text(yaml.safe_dump({'all': {'children': groups, 'vars': settings}}))
         env = dict(os.environ, OS_CLIENT_CONFIG_FILE=LAB_CLOUDS_YAML,
                    ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'), TMPDIR=str(tmp_path))
 
@@ -122,12 +128,17 @@ def test_the_service_deployed_by_its_playbook_serves_openstack_coe_through_keyst
         api = 'http://127.0.0.1:%d' % port
         assert wait_for(lambda: _answers(api + '/v1'), timeout=120)
         # it runs as the system user it was given, under supervisord, its secrets private
-        status = subprocess.run(['supervisorctl', 'status', name + '-api'],
+        programs = [name + '-api'] + ([name + '-conductor'] if broker else [])
+        status = subprocess.run(['supervisorctl', 'status'] + programs,
                                 capture_output=True, text=True)
-        assert 'RUNNING' in status.stdout, status.stdout
+        assert status.stdout.count('RUNNING') == len(programs), status.stdout
         owner = _listener_user(port)
         assert owner == (name if fresh_venv else 'root'), owner
         assert (root / 'etc' / 'secret_keys').stat().st_mode & 0o777 == 0o640
+        if broker:   # the broker's password: in a file, not on the conductor's command line
+            assert (root / 'etc' / 'transport_url').read_text() == broker + '\n'
+            assert broker not in (Path('/etc/supervisor/conf.d') / (
+                name + '-conductor.conf')).read_text()
         assert run + '-magnum' in (root / 'etc' / 'clouds.yaml').read_text()
 
         # an ordinary user, through the catalog and Keystone: a template and a cluster
