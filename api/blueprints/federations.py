@@ -5,7 +5,7 @@ from flask import Blueprint, g, jsonify
 from api import current as ctx
 from api.blueprints import collection_needs_ident
 from api import bodies, jsonpatch, paging, policy, query_args, views
-from api.core import federations, fields
+from api.core import federations, fields, operations
 
 bp = Blueprint('federations', __name__, url_prefix='/v1/federations')
 collection_needs_ident(bp, 'federation_ident')
@@ -51,7 +51,7 @@ def _may_act_on(cluster):
 def _submit(operation, federation):
     ctx.executor().submit(operation, {
         'federation_uuid': federation['uuid'],
-        'federation_operation': operation.split('_', 1)[1]},
+        'federation_operation': operations.record(operation).action},
         resource_id=federation['uuid'])
     resp = jsonify({'uuid': federation['uuid']})
     resp.status_code = 202

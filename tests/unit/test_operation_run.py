@@ -134,3 +134,16 @@ def test_a_ca_rotation_stages_at_the_start_and_promotes_at_a_good_end(store, tmp
     done = operation_run.end(store, run['cluster'], 'ca_rotate', True)
     assert done['status'] == 'UPDATE_COMPLETE'
     assert store.certificate(cluster['uuid'], 'ca')['cert_pem'] != old
+
+
+def test_a_failed_federation_job_ends_its_federations_operation_by_its_record(store):
+    """A federation's job that fails (orphaned, crashed, timed out) ends the federation's
+    own operation, the one its record names (operations.RECORDS' action), not a cluster's."""
+    fed = store.create('federation', {'uuid': '5c1f0e1e-0000-4000-8000-000000000001',
+                                      'name': 'f1', 'project_id': 'p1', 'hostcluster_id': 'h',
+                                      'member_ids': [], 'status': 'UPDATE_IN_PROGRESS'})
+    job = jobs.Jobs(store).create('federation_update', 'federation.yml', {},
+                                  resource_id=fed['uuid'])
+    jobs.fail_operation(store, job, 'Job crashed.')
+    ended = store.get('federation', fed['uuid'], by_name=False)
+    assert (ended['status'], ended['status_reason']) == ('UPDATE_FAILED', 'Job crashed.')

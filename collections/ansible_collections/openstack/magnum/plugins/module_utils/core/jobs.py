@@ -27,7 +27,7 @@ try:
 except ImportError:  # pragma: no cover - the store reports it
     sa = None
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import states
+from ansible_collections.openstack.magnum.plugins.module_utils.core import operations, states
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 from ansible_collections.openstack.magnum.plugins.module_utils.core.store import ACTIVE_JOBS, utcnow
 
@@ -294,7 +294,7 @@ def _fail_federation(store, job, reason):
         return
     if _others_active(store, job, resource_id=fed['uuid']):
         return
-    operation = job['operation'].split('_', 1)[1]
+    operation = operations.record(job['operation']).action
     if fed['status'] == states.running_status(operation):
         store.update('federation', fed['uuid'],
                      {'status': states.final_status(operation, False), 'status_reason': reason})

@@ -30,12 +30,14 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.errors impor
 
 # ``statuses``: (while it runs, on success, on failure) and ``allowed_from``: the statuses
 # it may start from, both the state machine's (core/states.py) - None for a federation's,
-# whose statuses are the federation's own.
-Operation = namedtuple('Operation', 'name playbook statuses allowed_from')
+# whose statuses are the federation's own. ``action``: what its playbook is told to do to
+# its resource (a federation's create, update or delete; a cluster's operation, itself).
+Operation = namedtuple('Operation', 'name playbook statuses allowed_from action')
 
 
-def _operation(name, playbook):
-    return Operation(name, playbook, states.OPERATIONS.get(name), states.ALLOWED_FROM.get(name))
+def _operation(name, playbook, action=None):
+    return Operation(name, playbook, states.OPERATIONS.get(name), states.ALLOWED_FROM.get(name),
+                     action or name)
 
 
 RECORDS = dict((record.name, record) for record in (
@@ -46,9 +48,9 @@ RECORDS = dict((record.name, record) for record in (
     _operation('ca_rotate', 'ca_rotate.yml'),
     _operation('nodegroup_create', 'nodegroup_create.yml'),
     _operation('nodegroup_delete', 'nodegroup_delete.yml'),
-    _operation('federation_create', 'federation.yml'),
-    _operation('federation_update', 'federation.yml'),
-    _operation('federation_delete', 'federation.yml'),
+    _operation('federation_create', 'federation.yml', 'create'),
+    _operation('federation_update', 'federation.yml', 'update'),
+    _operation('federation_delete', 'federation.yml', 'delete'),
 ))
 # A cluster's operations: each runs roles/cluster_operation over its step plan.
 OPERATIONS = tuple(name for name, record in RECORDS.items() if record.statuses)
