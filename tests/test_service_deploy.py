@@ -1,10 +1,11 @@
 """The service deployed by one playbook (issue #66): `ansible-playbook playbooks/service.yml`
 puts the API on a host of an inventory - this one, over a local connection, as an
 operator's first host; with a broker (MAGNUM_TEST_TRANSPORT_URL, which CI sets) a
-conductor beside it, which then runs the jobs - registers it in the lab's real Keystone (service container-infra,
-endpoints, the service user and its role) and runs it under supervisord as a system user
-of its own (no systemd here); then an ordinary user's unchanged `openstack coe`, finding
-the API in the catalog, builds a cluster there; a second run changes nothing.
+conductor beside it, which then runs the jobs - registers it in the lab's real Keystone
+(service container-infra, endpoints, the service user and its role) and runs it under
+supervisord as a system user of its own (no systemd here); then an ordinary user's
+unchanged `openstack coe`, finding the API in the catalog, builds a cluster there; a
+second run changes nothing.
 
 The role's virtualenv install is left out here (magnum_service_venv_managed false: this
 virtualenv, which holds the project; a fresh install costs ~90 CPU-seconds), and the

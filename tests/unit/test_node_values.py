@@ -167,3 +167,10 @@ def test_dns_nameserver_is_magnums_list_of_ipv4_addresses(value):
     with pytest.raises(Invalid, match='Expected a single dns address or comma separated dns '
                                       'list, but received 8.8.8.8;'):
         model.build_template(dict(BASE, dns_nameserver='8.8.8.8;'))
+
+
+def test_an_ipv6_host_is_bracketed_once_wherever_a_port_follows():
+    from ansible_collections.openstack.magnum.plugins.module_utils.core.node_values import (
+        bracketed)
+    assert [bracketed(h) for h in ('10.0.0.1', 'node-1', 'fd00::5', '[fd00::5]')] == \
+        ['10.0.0.1', 'node-1', '[fd00::5]', '[fd00::5]']

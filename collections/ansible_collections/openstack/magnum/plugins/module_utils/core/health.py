@@ -14,6 +14,8 @@ and judges what it read with the very function its role's filter applies."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
+
 # Magnum's health_status_reason when the COE could not be asked at all.
 NOT_ACCESSIBLE = 'The cluster is not accessible'
 
@@ -43,5 +45,4 @@ def nodes(groups):
 
 def url(scheme, address, port, path):
     """``scheme://address:port/path``, an IPv6 address in brackets."""
-    return '%s://%s:%s%s' % (scheme, '[%s]' % address if ':' in address else address, port,
-                             path)
+    return '%s://%s:%s%s' % (scheme, node_values.bracketed(address), port, path)

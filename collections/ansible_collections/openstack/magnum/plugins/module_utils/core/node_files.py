@@ -16,6 +16,7 @@ __metaclass__ = type
 import posixpath
 import shlex
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 # Where a file is written before it is renamed over the old one (a binary in use, such
@@ -128,7 +129,7 @@ def push_command(host_vars, files):
     user = host_vars.get('ansible_user')
     port = str(host_vars.get('ansible_port') or 22)
     target = ('%s@' % user if user else '') + host
-    scp_target = ('%s@' % user if user else '') + ('[%s]' % host if ':' in host else host)
+    scp_target = ('%s@' % user if user else '') + node_values.bracketed(host)
     common = _ssh_options(host_vars)
     ssh = ['ssh'] + common + ['-p', port] + shlex.split(
         str(host_vars.get('ansible_ssh_extra_args') or ''))

@@ -134,6 +134,13 @@ def check_k8s_label_value(what, value):
     return value
 
 
+def bracketed(host):
+    """``host`` as the host part of a URL or of ``host:port`` (scp's, SSH's): an IPv6
+    address in brackets, anything else as it is."""
+    host = str(host)
+    return '[%s]' % host if ':' in host and not host.startswith('[') else host
+
+
 def systemd_quote(value):
     """``value`` as one double-quoted word of a systemd unit setting: backslashes and
     quotes escaped, ``%`` (systemd's specifiers) doubled; a control character is refused

@@ -34,6 +34,7 @@ try:
 except ImportError:  # pragma: no cover - the modules only read what the API kept
     HAS_YAML = False
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 # Networks an external member's server may not be in (comma-separated CIDRs; ``host``
@@ -184,7 +185,7 @@ def pinned(config):
     for address in [parsed.hostname] + addresses:
         check_address(address, server)
     ip = ipaddress.ip_address(addresses[0].split('%', 1)[0])
-    netloc = ('[%s]' % ip if ip.version == 6 else str(ip)) + ':%d' % port
+    netloc = '%s:%d' % (node_values.bracketed(ip), port)
     cluster = dict(config['clusters'][0]['cluster'], server=parsed._replace(
         netloc=netloc).geturl())
     if not ip_forms(parsed.hostname):   # a name: the certificate is checked against it

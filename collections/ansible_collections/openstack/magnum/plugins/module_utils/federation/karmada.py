@@ -24,6 +24,7 @@ import base64
 import os
 import re
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 NAMESPACE = 'karmada-system'      # the control plane's, on the host
@@ -136,10 +137,7 @@ def endpoint(host, found):
     if not addresses:
         raise Invalid("Host cluster %s has no master address to reach Karmada's API "
                       "server through." % host['name'])
-    address = addresses[0]
-    if ':' in address:
-        address = '[%s]' % address
-    return 'https://%s:%d' % (address, found['apiserver_nodeport'])
+    return 'https://%s:%d' % (node_values.bracketed(addresses[0]), found['apiserver_nodeport'])
 
 
 def member_name(cluster, taken=()):
