@@ -79,7 +79,8 @@ STORE_BACKENDS = ['sqlite', pytest.param('postgresql', marks=pytest.mark.postgre
 # every process busy to the end. The rest keep their order.
 SLOWEST_FIRST = ('test_swarm.py', 'test_quickstart.py', 'test_mesos.py', 'test_capi.py',
                  'test_federation.py', 'test_horizon.py', 'test_keystone_auth.py',
-                 'test_openstack_provider.py', 'test_clients.py', 'test_kubernetes.py',
+                 'test_openstack_provider.py', 'test_clients.py', 'test_service_deploy.py',
+                 'test_kubernetes.py',
                  'test_infra_docker.py', 'test_notifications.py', 'test_fuzz.py',
                  'test_hardening.py', 'test_addons.py', 'test_tempest.py', 'test_recovery.py',
                  'test_api.py')
