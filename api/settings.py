@@ -11,16 +11,6 @@ from api.core import lifecycle, provider_checks, providers, secrets, store
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def _from_env_or_file(name):
-    """The variable ``name``, else the first line of the file ``name``_FILE names."""
-    if os.environ.get(name):
-        return os.environ[name]
-    if os.environ.get(name + '_FILE'):
-        with open(os.environ[name + '_FILE']) as handle:
-            return handle.readline().strip()
-    return ''
-
-
 @dataclass
 class Settings:
     db_url: str = field(default_factory=store.default_url)
@@ -70,9 +60,9 @@ class Settings:
     # run them, told over oslo.messaging (api/messaging.py).
     start_executor: bool = True
     # oslo.messaging's URL of the conductors' broker (rabbit://user:password@host:5672/):
-    # MAGNUM_TRANSPORT_URL, else the first line of the file MAGNUM_TRANSPORT_URL_FILE names
-    # (its password kept out of the process's environment and command line).
-    transport_url: str = field(default_factory=lambda: _from_env_or_file('MAGNUM_TRANSPORT_URL'))
+    # MAGNUM_TRANSPORT_URL, else the content of the file MAGNUM_TRANSPORT_URL_FILE names
+    # (its password kept out of the process's environment and command line), as the store's.
+    transport_url: str = field(default_factory=lambda: store.url_from_env('MAGNUM_TRANSPORT_URL'))
     # Infrastructure provider of the clusters: docker (local nodes), openstack or none.
     provider: str = field(default_factory=lambda: os.environ.get('MAGNUM_PROVIDER', 'docker'))
     # The clouds.yaml cloud of the openstack provider.

@@ -73,15 +73,23 @@ def utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
 
 
+def url_from_env(name):
+    """The environment variable ``name``, else the content of the file ``name``_FILE names
+    (a URL that may hold a password, kept off command lines and environments), else ''."""
+    if os.environ.get(name):
+        return os.environ[name]
+    if os.environ.get(name + '_FILE'):
+        with open(os.environ[name + '_FILE']) as handle:
+            return handle.read().strip()
+    return ''
+
+
 def default_url():
     """MAGNUM_DB_URL, else the content of the file MAGNUM_DB_URL_FILE names (how the API
     hands a job a URL that may hold a password), else the default SQLite file."""
-    url = os.environ.get(ENV_DB_URL)
+    url = url_from_env(ENV_DB_URL)
     if url:
         return url
-    if os.environ.get(ENV_DB_URL_FILE):
-        with open(os.environ[ENV_DB_URL_FILE]) as handle:
-            return handle.read().strip()
     base = os.environ.get('XDG_DATA_HOME') or os.path.join(
         os.path.expanduser('~'), '.local', 'share')
     return 'sqlite:///' + os.path.join(base, 'openstack-magnum', 'magnum.sqlite')
