@@ -750,14 +750,22 @@ def test_an_upgrade_batch_waits_for_its_nodes_on_the_new_version(tmp_path):
         out = wait(4, expect_rc=2)
         assert 'k-node-1 not Ready on Kubernetes v1.36.1 within 4 s (name, kubelet version, ' \
             'Ready: k-node-1 v1.36.0 True)' in out, out
-        # k-node-1's new kubelet reports while the task waits (a few seconds in).
-        reported = threading.Timer(5, lambda: api.nodes.__setitem__(
-            2, node('k-node-1', version='v1.36.1')))
+        # k-node-1's new kubelet reports while the task waits: once the task has asked
+        # for the nodes twice (a loaded machine may take longer than any fixed delay to
+        # start the playbook).
+        asked_before, stop = len(api.requests), threading.Event()
+
+        def report():
+            while not stop.wait(0.2):
+                if sum('/nodes' in r[0] for r in api.requests[asked_before:]) >= 2:
+                    api.nodes[2] = node('k-node-1', version='v1.36.1')
+                    return
+        reported = threading.Thread(target=report, daemon=True)
         reported.start()
         try:
-            out = wait(60)
+            out = wait(120)
         finally:
-            reported.cancel()
+            stop.set()
         assert 'FAILED - RETRYING' in out and 'Stop when some are not' in out, out
         assert 'skipping' in out.split('Stop when some are not')[1], out
         api.nodes[1] = node('k-node-0', ready='False', version='v1.36.1')

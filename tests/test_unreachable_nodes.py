@@ -2,9 +2,8 @@
 its SSH error - a failure, which the operation's rescue records as *_FAILED - not an
 unreachable host, which would end the play without the rescue and leave the cluster in
 progress when the operation runs from ansible-playbook: the operation plays' strategy
-(plugins/strategy/operation.py) for any delegated task, and the Kubernetes role's wait
-for its nodes' jobs (roles/kubernetes/tasks/wait_jobs.yml), which handles unreachable
-results itself."""
+(plugins/strategy/operation.py) for any delegated task, and the drivers' wait for their
+nodes' jobs (role node_jobs), which handles unreachable results itself."""
 import json
 import os
 import subprocess
@@ -21,12 +20,12 @@ def test_a_node_that_cannot_be_asked_about_its_job_fails_the_step_naming_it(tmp_
         'ansible_connection': 'ssh', 'ansible_ssh_retries': 0,
         'ansible_python_interpreter': '/usr/bin/python3'}}}}))
     wait = {'name': 'Wait as a step does',
-            'vars': {'kubernetes_jobs': {'results': [{'ansible_job_id': 'j1.1',
-                                                      'item': 'node-0'}]},
-                     'kubernetes_jobs_what': 'Setting the nodes up',
-                     'kubernetes_jobs_timeout': 30},
-            'ansible.builtin.include_role': {'name': 'openstack.magnum.kubernetes',
-                                             'tasks_from': 'wait_jobs'}}
+            'vars': {'node_jobs_started': {'results': [{'ansible_job_id': 'j1.1',
+                                                        'item': 'node-0'}]},
+                     'node_jobs_what': 'Setting the nodes up',
+                     'node_jobs_timeout': 30},
+            'ansible.builtin.include_role': {'name': 'openstack.magnum.node_jobs',
+                                             'tasks_from': 'wait'}}
     # as cluster_operation's rescue reads it
     record = {'name': 'Record the failure', 'ansible.builtin.copy': {
         'content': '{{ ansible_failed_result | openstack.magnum.failure_reason }}',

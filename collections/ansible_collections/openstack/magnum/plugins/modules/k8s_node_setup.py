@@ -113,6 +113,7 @@ imported:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_node
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 
@@ -137,7 +138,7 @@ def main():
     setup = k8s_node.NodeSetup(module.run_command, module.check_mode)
     try:
         imported = setup.all(params)
-    except (k8s_node.StepFailed, MagnumError, IOError, OSError) as exc:
+    except (node_steps.StepFailed, MagnumError, IOError, OSError) as exc:
         module.fail_json(msg=str(exc), changes=setup.changes)
     module.exit_json(changed=bool(setup.changes), changes=setup.changes, imported=imported)
 

@@ -66,30 +66,20 @@ formatted:
   returned: always
   type: list
   elements: str
+changes:
+  description: What the run changed (or would change, in check mode), in order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["formatted /dev/vdb (volume 5d0c4f1e-...)", "mounted /dev/vdb on /var/lib/docker"]
 '''
-
-import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
     node_volumes)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
-
-
-def _run(module, args):
-    rc, out, err = module.run_command(args)
-    return rc, out.strip(), err.strip()
-
-
-def _mounted(path):
-    """The device mounted on ``path``, or None."""
-    with open('/proc/self/mounts') as mounts:
-        for line in mounts:
-            fields = line.split()
-            if len(fields) > 1 and fields[1] == path:
-                return fields[0]
-    return None
 
 
 def main():
@@ -102,51 +92,15 @@ def main():
         timeout=dict(type='int', default=60),
     ), supports_check_mode=True)
     params = module.params
-    mounted, formatted, changed = {}, [], False
+    steps = node_steps.NodeSteps(module.run_command, module.check_mode)
     try:
-        for volume_id, path in node_volumes.plan(params['volumes'], params['paths']):
-            dev = node_volumes.device(volume_id, params['by_id'], params['timeout'])
-            rc, uuid, _err = _run(module, ['blkid', '-o', 'value', '-s', 'UUID', dev])
-            if rc != 0 or not uuid:
-                formatted.append(dev)
-                changed = True
-                if module.check_mode:
-                    mounted[path] = dev
-                    continue
-                rc, out, err = _run(module, ['mkfs.' + params['fstype'], '-q', dev])
-                if rc != 0:
-                    module.fail_json(msg='mkfs.%s %s (volume %s) failed: %s' % (
-                        params['fstype'], dev, volume_id, err or out))
-                _rc, uuid, _err = _run(module, ['blkid', '-o', 'value', '-s', 'UUID', dev])
-            current = _mounted(path)
-            if current is not None and os.path.realpath(current) != dev:
-                module.fail_json(msg='%s has %s mounted on it, not volume %s (%s).' % (
-                    path, current, volume_id, dev))
-            line = node_volumes.fstab_line(uuid, path, params['fstype'])
-            try:
-                with open(params['fstab']) as handle:
-                    lines = handle.read().splitlines()
-            except IOError:
-                lines = []
-            if line not in lines:
-                changed = True
-                if not module.check_mode:
-                    kept = [entry for entry in lines if entry.split()[1:2] != [path]]
-                    with open(params['fstab'], 'w') as handle:
-                        handle.write('\n'.join(kept + [line]) + '\n')
-            if current is None:
-                changed = True
-                if not module.check_mode:
-                    if not os.path.isdir(path):
-                        os.makedirs(path, 0o755)
-                    rc, out, err = _run(module, ['mount', dev, path])
-                    if rc != 0:
-                        module.fail_json(msg='mount %s %s (volume %s) failed: %s' % (
-                            dev, path, volume_id, err or out))
-            mounted[path] = dev
-    except MagnumError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(changed=changed, mounted=mounted, formatted=formatted)
+        mounted, formatted = node_volumes.mount(
+            steps, params['volumes'], params['paths'], params['fstype'], params['by_id'],
+            params['fstab'], params['timeout'])
+    except (node_steps.StepFailed, MagnumError, IOError, OSError) as exc:
+        module.fail_json(msg=str(exc), changes=steps.changes)
+    module.exit_json(changed=bool(steps.changes), mounted=mounted, formatted=formatted,
+                     changes=steps.changes)
 
 
 if __name__ == '__main__':

@@ -19,7 +19,7 @@ import shutil
 import stat
 import threading
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps, node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 
 SYSTEMD_DIR = '/etc/systemd/system'
@@ -121,60 +121,8 @@ def archives_to_import(images, have):
             if i.get('fresh') or not set(i.get('names') or []) <= have]
 
 
-class StepFailed(Exception):
-    pass
-
-
-class NodeSetup(object):
-    """The steps, in order; ``run(argv)`` runs a command (AnsibleModule.run_command's
-    (rc, out, err)); nothing is written or run but reads in ``check_mode``."""
-
-    def __init__(self, run, check_mode=False):
-        self._run = run
-        self.check_mode = check_mode
-        self.changes = []
-        self.reload = False
-
-    # -- primitives
-    def command(self, argv, what, check=True):
-        rc, out, err = self._run(argv)
-        if rc != 0 and check:
-            detail = (err or out or '').strip()[-1500:]
-            raise StepFailed('%s: %s exited %d: %s' % (what, ' '.join(argv), rc, detail))
-        return rc, out
-
-    def changed(self, what):
-        self.changes.append(what)
-
-    def directory(self, path, mode=0o755):
-        if os.path.isdir(path):
-            return False
-        self.changed('made ' + path)
-        if not self.check_mode:
-            os.makedirs(path, mode)
-            os.chmod(path, mode)
-        return True
-
-    def file(self, path, content, mode=0o644):
-        """Write ``content`` to ``path`` where it differs; True when it did (or would)."""
-        data = content.encode('utf-8')
-        try:
-            with open(path, 'rb') as f:
-                same = f.read() == data
-            same = same and stat.S_IMODE(os.stat(path).st_mode) == mode
-        except (IOError, OSError):
-            same = False
-        if same:
-            return False
-        self.changed('wrote ' + path)
-        if not self.check_mode:
-            self.directory(os.path.dirname(path))
-            tmp = path + '.magnum-tmp'
-            with open(tmp, 'wb') as f:
-                f.write(data)
-            os.chmod(tmp, mode)
-            os.rename(tmp, path)
-        return True
+class NodeSetup(node_steps.NodeSteps):
+    """The steps, in order (the primitives: node_steps.NodeSteps)."""
 
     # -- the steps
     def stop_docker_engine(self):
@@ -196,7 +144,8 @@ class NodeSetup(object):
         self.command(['systemctl', '--no-reload', 'disable'] + units,
                      'Disabling the Docker engine', check=False)
         if self._run(['systemctl', 'is-active', '--quiet', 'docker.service'])[0] == 0:
-            raise StepFailed('Stopping the Docker engine: docker.service is still active')
+            raise node_steps.StepFailed(
+                'Stopping the Docker engine: docker.service is still active')
         if os.path.exists('/sys/class/net/docker0'):
             self.command(['ip', 'link', 'delete', 'docker0'], 'Removing the docker0 bridge')
 
@@ -229,7 +178,8 @@ class NodeSetup(object):
         self.command(['systemd-tmpfiles', '--create', TUN_FILE], 'Making /dev/net/tun',
                      check=False)
         if not _is_char('/dev/net/tun'):
-            raise StepFailed("no /dev/net/tun: the node cannot run flannel's udp backend")
+            raise node_steps.StepFailed(
+                "no /dev/net/tun: the node cannot run flannel's udp backend")
         self.changed('made /dev/net/tun')
 
     def registries(self, conf):
@@ -354,7 +304,7 @@ class NodeSetup(object):
                     index, (argv, what) = pending.pop(0)
                 try:
                     self.command(argv, what)
-                except StepFailed as exc:
+                except node_steps.StepFailed as exc:
                     errors[index] = exc
         threads = [threading.Thread(target=work) for dummy in range(min(at_once, len(commands)))]
         for thread in threads:

@@ -57,3 +57,62 @@ def device(volume_id, by_id=BY_ID, timeout=60, sleep=time.sleep, now=time.time):
 
 def fstab_line(uuid, path, fstype):
     return 'UUID=%s %s %s defaults,nofail 0 2' % (uuid, path, fstype)
+
+
+def mounted_device(path, mounts='/proc/self/mounts'):
+    """The device mounted on ``path``, or None."""
+    with open(mounts) as handle:
+        for line in handle:
+            fields = line.split()
+            if len(fields) > 1 and fields[1] == path:
+                return fields[0]
+    return None
+
+
+def unmounted(volumes, paths):
+    """The mount paths of the node's ``volumes`` with nothing mounted on them yet."""
+    return [path for _volume_id, path in plan(volumes, paths) if mounted_device(path) is None]
+
+
+def mount(steps, volumes, paths, fstype='ext4', by_id=BY_ID, fstab='/etc/fstab', timeout=60):
+    """Each of the node's ``volumes`` formatted where it has no file system, kept in
+    ``fstab`` and mounted on its purpose's path, with ``steps`` (a node_steps.NodeSteps:
+    its commands, its check mode, what it changed). Returns ({path: device}, [devices
+    formatted]); a path with another device mounted on it is a Conflict."""
+    mounted, formatted = {}, []
+    for volume_id, path in plan(volumes, paths):
+        dev = device(volume_id, by_id, timeout)
+        rc, uuid = steps.command(['blkid', '-o', 'value', '-s', 'UUID', dev], 'Reading ' + dev,
+                                 check=False)
+        uuid = uuid.strip()
+        if rc != 0 or not uuid:
+            formatted.append(dev)
+            steps.changed('formatted %s (volume %s)' % (dev, volume_id))
+            if steps.check_mode:
+                mounted[path] = dev
+                continue
+            steps.command(['mkfs.' + fstype, '-q', dev],
+                          'Formatting volume %s (%s)' % (volume_id, dev))
+            uuid = steps.command(['blkid', '-o', 'value', '-s', 'UUID', dev],
+                                 'Reading ' + dev)[1].strip()
+        current = mounted_device(path)
+        if current is not None and os.path.realpath(current) != dev:
+            raise Conflict('%s has %s mounted on it, not volume %s (%s).' % (
+                path, current, volume_id, dev))
+        line = fstab_line(uuid, path, fstype)
+        lines = (steps.read(fstab) or '').splitlines()
+        if line not in lines:
+            steps.changed('kept %s in %s' % (path, fstab))
+            if not steps.check_mode:
+                kept = [entry for entry in lines if entry.split()[1:2] != [path]]
+                with open(fstab, 'w') as handle:
+                    handle.write('\n'.join(kept + [line]) + '\n')
+        if current is None:
+            steps.changed('mounted %s on %s' % (dev, path))
+            if not steps.check_mode:
+                if not os.path.isdir(path):
+                    os.makedirs(path, 0o755)
+                steps.command(['mount', dev, path],
+                              'Mounting volume %s (%s) on %s' % (volume_id, dev, path))
+        mounted[path] = dev
+    return mounted, formatted

@@ -1,0 +1,120 @@
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A node's setup as one module run on the node (a driver's ``<coe>_node_setup``), every
+node at once: the steps write only what differs, run commands, and say what they changed;
+a failing step raises ``StepFailed`` naming the step, the command and its error.
+
+One module per node and run, not one task per step and node: each task is Python started
+on the node over SSH (seconds on a guest behind a jump host), and a looped task works on
+one node after the other."""
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+import os
+import stat
+import time
+
+
+class StepFailed(Exception):
+    pass
+
+
+class NodeSteps(object):
+    """The primitives of a node's steps. ``run(argv, environ_update=None)`` runs a command
+    (AnsibleModule.run_command's (rc, out, err)); nothing is written or run but reads in
+    ``check_mode``. ``changes`` lists what changed, in order; ``reload`` says a systemd
+    unit changed (reloaded once, at the end)."""
+
+    def __init__(self, run, check_mode=False, sleep=time.sleep, now=time.time):
+        self._run = run
+        self.check_mode = check_mode
+        self.changes = []
+        self.reload = False
+        self._sleep, self._now = sleep, now
+
+    def command(self, argv, what, check=True, env=None):
+        """Run ``argv``: (rc, stdout); with ``check``, a StepFailed unless it exits 0."""
+        rc, out, err = self._run(argv, environ_update=env) if env else self._run(argv)
+        if rc != 0 and check:
+            detail = (err or out or '').strip()[-1500:]
+            raise StepFailed('%s: %s exited %d: %s' % (what, ' '.join(argv), rc, detail))
+        return rc, out
+
+    def changed(self, what):
+        self.changes.append(what)
+
+    def directory(self, path, mode=0o755):
+        if os.path.isdir(path):
+            return False
+        self.changed('made ' + path)
+        if not self.check_mode:
+            os.makedirs(path, mode)
+            os.chmod(path, mode)
+        return True
+
+    def file(self, path, content, mode=0o644):
+        """Write ``content`` to ``path`` where it (or the file's mode) differs, through a
+        file renamed over it; True when it did (or would)."""
+        data = content.encode('utf-8')
+        try:
+            with open(path, 'rb') as f:
+                same = f.read() == data
+            same = same and stat.S_IMODE(os.stat(path).st_mode) == mode
+        except (IOError, OSError):
+            same = False
+        if same:
+            return False
+        self.changed('wrote ' + path)
+        if not self.check_mode:
+            self.directory(os.path.dirname(path))
+            tmp = path + '.magnum-tmp'
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            with os.fdopen(fd, 'wb') as f:
+                f.write(data)
+            os.chmod(tmp, mode)
+            os.rename(tmp, path)
+        return True
+
+    def read(self, path):
+        """The text of ``path``, or None where it cannot be read."""
+        try:
+            with open(path) as f:
+                return f.read()
+        except (IOError, OSError):
+            return None
+
+    def wait(self, argv, what, timeout, delay=1):
+        """Run ``argv`` until it exits 0 (its stdout), for up to ``timeout`` seconds; then
+        a StepFailed with its last error."""
+        deadline = self._now() + timeout
+        while True:
+            rc, out, err = self._run(argv)
+            if rc == 0:
+                return out
+            if self._now() >= deadline:
+                detail = (err or out or '').strip()[-1500:]
+                raise StepFailed('%s: %s did not succeed within %ds: %s' % (
+                    what, ' '.join(argv), timeout, detail))
+            self._sleep(delay)
+
+    def packages(self, names, env=None):
+        """Debian's ``names`` installed where one is not (a node image holding them, where
+        no mirror may be reachable, touches nothing): the lists refreshed, then installed
+        without recommends, through ``env`` (the template's proxies)."""
+        rc, out = self.command(['dpkg-query', '-W', '-f', '${db:Status-Abbrev}\n'] + list(names),
+                               'Listing the packages', check=False)
+        lines = out.splitlines()
+        if rc == 0 and len(lines) == len(names) and all(line.startswith('ii') for line in lines):
+            return False
+        self.changed('installed ' + ', '.join(names))
+        if self.check_mode:
+            return True
+        env = dict(env or {}, DEBIAN_FRONTEND='noninteractive')
+        self.command(['apt-get', 'update', '-q'], 'Refreshing the package lists', env=env)
+        self.command(['apt-get', 'install', '-q', '-y', '--no-install-recommends',
+                      '-o', 'Dpkg::Options::=--force-confdef',
+                      '-o', 'Dpkg::Options::=--force-confold'] + list(names),
+                     'Installing ' + ', '.join(names), env=env)
+        return True

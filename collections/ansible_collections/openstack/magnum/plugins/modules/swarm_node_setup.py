@@ -1,0 +1,161 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: openstack.magnum contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import absolute_import, division, print_function
+__metaclass__ = type
+
+DOCUMENTATION = r'''
+module: swarm_node_setup
+short_description: Set a Swarm node's Docker engine up, in one run on the node
+version_added: 0.1.0
+author: openstack.magnum contributors (@openstack)
+description:
+  - Runs on the node (the C(swarm) role delegates it to each node, asynchronously, every
+    node at once). In order, each step changing only what differs
+    - I(packages) installed where the node lacks one (the lists refreshed first), through
+      I(proxy);
+    - the node's Cinder I(volumes) formatted where blank and mounted on their
+      I(volume_paths), the engine stopped first where one is mounted now;
+    - with I(tls), the CA, the node's certificate and key in I(tls_dir) - an engine that
+      already trusts this CA keeps its certificate;
+    - C(/etc/docker/daemon.json) with the local socket, TCP on I(port) on a manager (with TLS
+      when I(tls) is given), I(storage_driver), I(insecure_registry);
+    - the engine unit's drop-in, letting daemon.json choose the sockets, with I(proxy) for
+      its pulls;
+    - systemd reloaded where the drop-in changed, the engine restarted where anything
+      changed (started where it is not running), then waited for.
+  - Fails naming the step, the command and its error.
+options:
+  manager:
+    description: Whether the node is a manager (its engine listens on I(port)).
+    type: bool
+    default: false
+  port:
+    description: The managers' engine port (2376 with TLS, 2375 without).
+    type: int
+    default: 2376
+  tls:
+    description: The node's TLS files; without them the engine listens without TLS.
+    type: dict
+    suboptions:
+      ca:
+        description: The cluster CA's certificate (PEM).
+        type: str
+        required: true
+      cert:
+        description: The node's certificate (PEM), issued by that CA.
+        type: str
+        required: true
+      key:
+        description: The node's private key (PEM).
+        type: str
+        required: true
+  tls_dir:
+    description: Where the engine's TLS files are.
+    type: path
+    default: /etc/docker/tls
+  storage_driver:
+    description: The engine's storage driver.
+    type: str
+    default: overlay2
+  insecure_registry:
+    description: A registry (host and port) pulled from over HTTPS unverified, or HTTP.
+    type: str
+    default: ''
+  proxy:
+    description: The template's proxies, C(HTTP_PROXY), C(HTTPS_PROXY), C(NO_PROXY) (empty
+      ones left out).
+    type: dict
+    default: {}
+  packages:
+    description: What the node needs from its distribution.
+    type: list
+    elements: str
+    default: [docker.io]
+  volumes:
+    description: The node's Cinder volumes, each C(id) and C(purpose) (the OpenStack
+      provider's C(magnum_node_volumes)).
+    type: list
+    elements: dict
+    default: []
+  volume_paths:
+    description: Where a volume is mounted, by purpose (C(docker)).
+    type: dict
+    default: {}
+  timeout:
+    description: Seconds to wait for the engine to answer after its (re)start.
+    type: int
+    default: 60
+notes:
+  - Supports check mode (nothing is installed, written, stopped or started).
+'''
+
+EXAMPLES = r'''
+- name: Set the engines up, every node at once
+  openstack.magnum.swarm_node_setup:
+    manager: "{{ hostvars[item].magnum_node_role == 'master' }}"
+    tls: "{{ swarm_node_tls[item] }}"
+  loop: "{{ swarm_nodes }}"
+  delegate_to: "{{ item }}"
+  async: 900
+  poll: 0
+  register: swarm_setup_jobs
+'''
+
+RETURN = r'''
+changes:
+  description: What the run changed (or would change, in check mode), in order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["wrote /etc/docker/daemon.json", "wrote /etc/docker/tls/cert.pem"]
+version:
+  description: The engine's version once it answers (not in check mode).
+  returned: success
+  type: str
+  sample: 20.10.24+dfsg1
+swarm_state:
+  description: The engine's swarm state (C(inactive) before it joins, C(active) after; not in
+    check mode).
+  returned: success
+  type: str
+  sample: inactive
+'''
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.swarm import swarm_node
+
+
+def main():
+    module = AnsibleModule(argument_spec=dict(
+        manager=dict(type='bool', default=False),
+        port=dict(type='int', default=2376),
+        tls=dict(type='dict', options=dict(
+            ca=dict(type='str', required=True),
+            cert=dict(type='str', required=True),
+            key=dict(type='str', required=True, no_log=True))),
+        tls_dir=dict(type='path', default='/etc/docker/tls'),
+        storage_driver=dict(type='str', default='overlay2'),
+        insecure_registry=dict(type='str', default=''),
+        proxy=dict(type='dict', default={}),
+        packages=dict(type='list', elements='str', default=['docker.io']),
+        volumes=dict(type='list', elements='dict', default=[]),
+        volume_paths=dict(type='dict', default={}),
+        timeout=dict(type='int', default=60),
+    ), supports_check_mode=True)
+    setup = swarm_node.EngineSetup(module.run_command, module.check_mode)
+    try:
+        version, swarm_state = setup.all(module.params)
+    except (node_steps.StepFailed, MagnumError, IOError, OSError) as exc:
+        module.fail_json(msg=str(exc), changes=setup.changes)
+    module.exit_json(changed=bool(setup.changes), changes=setup.changes, version=version,
+                     swarm_state=swarm_state)
+
+
+if __name__ == '__main__':
+    main()
