@@ -115,7 +115,6 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_node
-from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 
 
 def main():
@@ -136,10 +135,7 @@ def main():
     if params['containerd'].get('mode') == 'tarball' and not params['containerd_tarball']:
         module.fail_json(msg='containerd_tarball is required with containerd mode tarball')
     setup = k8s_node.NodeSetup(module.run_command, module.check_mode)
-    try:
-        imported = setup.all(params)
-    except (node_steps.StepFailed, MagnumError, IOError, OSError) as exc:
-        module.fail_json(msg=str(exc), changes=setup.changes)
+    imported = node_steps.run_in_module(module, setup, lambda: setup.all(params))
     module.exit_json(changed=bool(setup.changes), changes=setup.changes, imported=imported)
 
 

@@ -79,7 +79,6 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
     node_volumes)
-from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 
 
 def main():
@@ -93,12 +92,9 @@ def main():
     ), supports_check_mode=True)
     params = module.params
     steps = node_steps.NodeSteps(module.run_command, module.check_mode)
-    try:
-        mounted, formatted = node_volumes.mount(
-            steps, params['volumes'], params['paths'], params['fstype'], params['by_id'],
-            params['fstab'], params['timeout'])
-    except (node_steps.StepFailed, MagnumError, IOError, OSError) as exc:
-        module.fail_json(msg=str(exc), changes=steps.changes)
+    mounted, formatted = node_steps.run_in_module(module, steps, lambda: node_volumes.mount(
+        steps, params['volumes'], params['paths'], params['fstype'], params['by_id'],
+        params['fstab'], params['timeout']))
     module.exit_json(changed=bool(steps.changes), mounted=mounted, formatted=formatted,
                      changes=steps.changes)
 

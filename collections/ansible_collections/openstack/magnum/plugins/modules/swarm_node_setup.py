@@ -127,7 +127,6 @@ swarm_state:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
-from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.swarm import swarm_node
 
 
@@ -149,10 +148,8 @@ def main():
         timeout=dict(type='int', default=60),
     ), supports_check_mode=True)
     setup = swarm_node.EngineSetup(module.run_command, module.check_mode)
-    try:
-        version, swarm_state = setup.all(module.params)
-    except (node_steps.StepFailed, MagnumError, IOError, OSError) as exc:
-        module.fail_json(msg=str(exc), changes=setup.changes)
+    version, swarm_state = node_steps.run_in_module(module, setup,
+                                                    lambda: setup.all(module.params))
     module.exit_json(changed=bool(setup.changes), changes=setup.changes, version=version,
                      swarm_state=swarm_state)
 

@@ -18,6 +18,7 @@ drivers, their defaults, the API port), are driver_spec.py's.
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
 from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import (
     COE_FACTS, COES)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
@@ -41,8 +42,7 @@ def nodes_lacking(results):
     refreshes its lists and installs - the others' (a node image holding them, where no
     mirror may be reachable) touch nothing."""
     return [r.get('item') for r in results or []
-            if r.get('rc') != 0 or not (r.get('stdout_lines') or [])
-            or any(not line.startswith('ii') for line in r['stdout_lines'])]
+            if node_steps.lacks_packages(r.get('rc'), r.get('stdout_lines') or [])]
 
 
 def packages_held(installed):

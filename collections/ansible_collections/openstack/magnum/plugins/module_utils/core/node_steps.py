@@ -16,9 +16,33 @@ import os
 import stat
 import time
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
+
+# What dpkg-query prints for each package (``ii`` first: installed).
+DPKG_STATUS = ['dpkg-query', '-W', '-f', '${db:Status-Abbrev}\n']
+
 
 class StepFailed(Exception):
     pass
+
+
+def lacks_packages(rc, lines):
+    """Whether ``DPKG_STATUS + packages`` (its exit code, its lines) says one of them is not
+    installed (unknown to dpkg, removed, half-installed)."""
+    return rc != 0 or not lines or any(not line.startswith('ii') for line in lines)
+
+
+def run_in_module(module, steps, work):
+    """``work()``'s result; a failing step (or the node's I/O) fails ``module`` with its
+    message and what ``steps`` changed before it."""
+    try:
+        return work()
+    except (StepFailed, MagnumError, IOError, OSError) as exc:
+        module.fail_json(msg=str(exc), changes=steps.changes)
+
+
+def _detail(out, err):
+    return (err or out or '').strip()[-1500:]
 
 
 class NodeSteps(object):
@@ -38,8 +62,7 @@ class NodeSteps(object):
         """Run ``argv``: (rc, stdout); with ``check``, a StepFailed unless it exits 0."""
         rc, out, err = self._run(argv, environ_update=env) if env else self._run(argv)
         if rc != 0 and check:
-            detail = (err or out or '').strip()[-1500:]
-            raise StepFailed('%s: %s exited %d: %s' % (what, ' '.join(argv), rc, detail))
+            raise StepFailed('%s: %s exited %d: %s' % (what, ' '.join(argv), rc, _detail(out, err)))
         return rc, out
 
     def changed(self, what):
@@ -94,19 +117,16 @@ class NodeSteps(object):
             if rc == 0:
                 return out
             if self._now() >= deadline:
-                detail = (err or out or '').strip()[-1500:]
                 raise StepFailed('%s: %s did not succeed within %ds: %s' % (
-                    what, ' '.join(argv), timeout, detail))
+                    what, ' '.join(argv), timeout, _detail(out, err)))
             self._sleep(delay)
 
     def packages(self, names, env=None):
         """Debian's ``names`` installed where one is not (a node image holding them, where
         no mirror may be reachable, touches nothing): the lists refreshed, then installed
         without recommends, through ``env`` (the template's proxies)."""
-        rc, out = self.command(['dpkg-query', '-W', '-f', '${db:Status-Abbrev}\n'] + list(names),
-                               'Listing the packages', check=False)
-        lines = out.splitlines()
-        if rc == 0 and len(lines) == len(names) and all(line.startswith('ii') for line in lines):
+        rc, out = self.command(DPKG_STATUS + list(names), 'Listing the packages', check=False)
+        if not lacks_packages(rc, out.splitlines()):
             return False
         self.changed('installed ' + ', '.join(names))
         if self.check_mode:
