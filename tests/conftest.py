@@ -1,5 +1,7 @@
 """Shared fixtures: stores (SQLite and PostgreSQL), a project copy with a test driver,
-and a real magnum-ansible-api server process."""
+and a real magnum-ansible-api server process. Tests call the core as the collection's entry
+points do (the API, the modules' base, the filters), having imported the driver registry,
+which hands the core its drivers."""
 
 import contextlib
 import fcntl
@@ -17,6 +19,7 @@ import pytest
 import requests
 import yaml
 
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import DRIVERS
 from fixture_project import make_fixture_project
 
 REPO = Path(__file__).resolve().parent.parent
@@ -84,6 +87,10 @@ SLOWEST_FIRST = ('test_swarm.py', 'test_quickstart.py', 'test_mesos.py', 'test_c
                  'test_infra_docker.py', 'test_notifications.py', 'test_fuzz.py',
                  'test_hardening.py', 'test_addons.py', 'test_tempest.py', 'test_recovery.py',
                  'test_api.py')
+
+
+def pytest_report_header(config):
+    return 'drivers handed to the core: %s' % ', '.join(d.name for d in DRIVERS)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -218,7 +218,8 @@ def test_status_is_read_from_capis_objects():
 
 
 def test_the_template_label_picks_the_cluster_api_driver():
-    from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
+    from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import (
+        DRIVERS as drivers)
     from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
         ClusterTypeNotSupported)
     assert drivers.find('kubernetes', 'vm', 'ubuntu').name == 'k8s_kubeadm'
@@ -279,10 +280,12 @@ def test_an_upgrade_goes_up_one_minor_version_at_most():
 
 
 def test_the_kubeadm_driver_refuses_the_cluster_api_drivers_labels():
-    from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
+    from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import (
+        DRIVERS as drivers)
     kubeadm = drivers.find('kubernetes', 'vm', 'debian', {'extra_network_names': 'storage'})
-    with pytest.raises(Invalid, match="Labels extra_network_names are the Cluster API "
-                                      "driver's"):
+    with pytest.raises(Invalid, match="Labels extra_network_names are driver k8s_capi_helm's "
+                                      r"\(a template with the capi_helm_chart_version label\); "
+                                      "driver k8s_kubeadm does not use them"):
         kubeadm.check({}, {'extra_network_names': 'storage'})
     kubeadm.check({}, {'extra_network_names': ''})
     capi_driver = drivers.find('kubernetes', 'vm', 'ubuntu', {'capi_helm_chart_version': '1'})

@@ -1,5 +1,5 @@
-"""The import graph (issue #46): no cycle in the API nor in module_utils, and the core
-imports no provider, driver or federation code but the driver registry's entries."""
+"""The import graph (issues #46, #64): no cycle in the API nor in module_utils, and the core
+imports no provider, driver or federation code - the drivers are handed to it."""
 
 import ast
 from pathlib import Path
@@ -76,9 +76,28 @@ def test_module_utils_have_no_cycle_and_the_core_imports_no_provider_driver_or_f
         (name[len(PREFIX):], dep[len(PREFIX):]) for name, deps in edges.items()
         if name.startswith(PREFIX + 'core.') for dep in deps
         if not dep.startswith(PREFIX + 'core.'))
-    # the registry lists each driver's own declaration, and nothing else of a driver
-    assert outward == [('core.drivers', 'drivers.%s.driver' % d)
-                       for d in ('capi', 'kubeadm', 'mesos', 'swarm')]
+    assert outward == []
+
+
+def test_importing_the_core_loads_no_driver_provider_or_federation():
+    """The transitive closure, as Python loads it: every module of core/ imported, and
+    nothing of drivers/, providers/ or federation/ in sys.modules - until the registry is
+    imported, which hands the core its drivers."""
+    import subprocess
+    import sys
+    core = sorted(p.stem for p in (MODULE_UTILS / 'core').glob('*.py') if p.stem != '__init__')
+    code = '\n'.join(['import importlib, sys'] + [
+        'importlib.import_module(%r)' % (PREFIX + 'core.' + name) for name in core] + [
+        "print(sorted(m for m in sys.modules if m.startswith(%r) and not m.startswith(%r)))"
+        % (PREFIX, PREFIX + 'core'),
+        "from %sdrivers.registry import DRIVERS" % PREFIX,
+        "from %score import drivers" % PREFIX,
+        "print(drivers.registry() is DRIVERS, [d.name for d in drivers.registry()])"])
+    run = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         cwd=str(REPO / 'collections'), check=True)
+    loaded, handed = run.stdout.splitlines()
+    assert len(core) > 20 and loaded == '[]'
+    assert handed == "True ['k8s_kubeadm', 'k8s_capi_helm', 'swarm_mode', 'mesos_debian']"
 
 
 def test_the_filter_files_import_no_sdk_or_store():

@@ -1,18 +1,19 @@
 """What a node image must hold for each driver (driver_spec.Driver.node_packages), the check
 that refuses an image listing what it holds and lacking some (before any server is made),
-and what the cloud_image role records in Glance (drivers.packages_held)."""
+and what the cloud_image role records in Glance (DRIVERS.packages_held)."""
 
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers
+from ansible_collections.openstack.magnum.plugins.module_utils.core import node_steps
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
     driver as kubeadm)
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.mesos import (
     driver as mesos_driver)
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import DRIVERS
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.swarm import (
     driver as swarm)
 
@@ -25,7 +26,7 @@ def defaults(role):
 
 
 def driver(coe):
-    return drivers.find(coe, 'vm', 'debian', {})
+    return DRIVERS.find(coe, 'vm', 'debian', {})
 
 
 def test_the_drivers_lists_are_what_their_roles_install():
@@ -47,7 +48,7 @@ def test_what_each_driver_needs_on_its_nodes():
     for labels in ({'containerd_version': '2.2.0'}, {'kube_tag': 'v1.37.0'}):
         needed = kubeadm.node_packages(labels)
         assert 'containerd' not in needed and 'runc' not in needed and 'socat' in needed
-    capi = drivers.find('kubernetes', 'vm', 'ubuntu', {'capi_helm_chart_version': '0.1'})
+    capi = DRIVERS.find('kubernetes', 'vm', 'ubuntu', {'capi_helm_chart_version': '0.1'})
     assert capi.node_packages({}) == []   # it builds its servers itself
 
 
@@ -77,7 +78,7 @@ def test_what_is_taken():
 
 def test_what_the_node_image_records():
     installed = ['vim', 'docker.io', 'containerd', 'runc', 'python3', 'zookeeper', 'socat']
-    assert drivers.packages_held(installed) == ['containerd', 'docker.io', 'python3', 'runc',
+    assert DRIVERS.packages_held(installed) == ['containerd', 'docker.io', 'python3', 'runc',
                                                 'socat', 'zookeeper']
 
 
@@ -88,8 +89,8 @@ def test_the_nodes_whose_package_step_installs():
         {'item': 'removed', 'rc': 0, 'stdout_lines': ['ii ', 'rc ']},
         {'item': 'unreachable', 'unreachable': True},
     ]
-    assert drivers.nodes_lacking(results) == ['unknown', 'removed', 'unreachable']
-    assert drivers.nodes_lacking([]) == []
+    assert node_steps.nodes_lacking(results) == ['unknown', 'removed', 'unreachable']
+    assert node_steps.nodes_lacking([]) == []
 
 
 def test_the_operators_release_image_choice_is_push_or_require():

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers, operations
+from ansible_collections.openstack.magnum.plugins.module_utils.core import operations
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import DRIVERS
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 
@@ -19,12 +20,12 @@ def plan_on(driver, operation, provider, coe=True):
     return operations.plan(driver, operation, registry.by_name(provider), coe)
 
 
-CASES = [(d, p, o) for d in drivers.REGISTRY for p in PROVIDERS for o in operations.OPERATIONS]
+CASES = [(d, p, o) for d in DRIVERS for p in PROVIDERS for o in operations.OPERATIONS]
 
 
 def test_every_driver_provider_and_operation_is_covered():
-    assert sorted(set(d.name for d, _, _ in CASES)) == sorted(d.name for d in drivers.REGISTRY)
-    assert len(CASES) == len(drivers.REGISTRY) * 3 * 7
+    assert sorted(set(d.name for d, _, _ in CASES)) == sorted(d.name for d in DRIVERS)
+    assert len(CASES) == len(DRIVERS) * 3 * 7
 
 
 @pytest.mark.parametrize('driver, provider, operation', CASES,
@@ -62,11 +63,11 @@ def test_the_plan_of(driver, provider, operation):
 
 
 def test_the_infrastructure_alone_and_unknown_operations():
-    swarm = drivers.by_name('swarm_mode').as_dict()
+    swarm = DRIVERS.by_name('swarm_mode').as_dict()
     assert plan_on(swarm, 'create', 'openstack', coe=False)['steps'] == [
         ['infra_openstack', 'create'], ['infra_openstack', 'remove_nodes']]
     # Kubernetes' artifacts are found for the provider's image before it makes a node
-    kubeadm = drivers.by_name('k8s_kubeadm').as_dict()
+    kubeadm = DRIVERS.by_name('k8s_kubeadm').as_dict()
     assert plan_on(kubeadm, 'resize', 'docker')['steps'] == [
         ['kubernetes', 'removal_order'], ['infra_docker', 'prepare'],
         ['kubernetes', 'preflight'], ['infra_docker', 'resize'], ['kubernetes', 'resize'],
@@ -79,8 +80,8 @@ def test_the_infrastructure_alone_and_unknown_operations():
         plan_on(swarm, 'rebuild', 'docker')
 
 
-@pytest.mark.parametrize('driver, provider', [(d, p) for d in drivers.REGISTRY for p in PROVIDERS],
-                         ids=['%s-%s' % (d.name, p) for d in drivers.REGISTRY for p in PROVIDERS])
+@pytest.mark.parametrize('driver, provider', [(d, p) for d in DRIVERS for p in PROVIDERS],
+                         ids=['%s-%s' % (d.name, p) for d in DRIVERS for p in PROVIDERS])
 def test_the_health_round_asks_the_provider_then_the_coe(driver, provider):
     plan = plan_on(driver.as_dict(), 'health', provider)
     infra = [] if provider == 'none' or driver.own_infrastructure else ['infra_' + provider]
@@ -94,7 +95,7 @@ def test_every_step_declares_the_inputs_ansible_checks():
     role's meta/argument_specs.yml, which Ansible checks when it includes it."""
     import yaml
     steps = set()
-    for driver in drivers.REGISTRY:
+    for driver in DRIVERS:
         for provider in PROVIDERS:
             for operation in operations.OPERATIONS + (operations.HEALTH,):
                 if operation not in driver.cannot:

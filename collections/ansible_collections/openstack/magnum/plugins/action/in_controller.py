@@ -4,7 +4,7 @@
 """Action plugin of the collection's modules (meta/runtime.yml routes each one here).
 
 The modules work on the store, and the store is the controller's: on a local
-connection, the module's class runs in this worker process (module_utils/core/base.py,
+connection, the module's class runs in this worker process (module_utils/base.py,
 ControllerRun) instead of a Python of its own that unpacks the module and imports the
 store again — most of a bookkeeping task's cost. Anything else — another host, become,
 a task environment, async — runs the module as Ansible always does.
@@ -23,7 +23,7 @@ import traceback
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import (
+from ansible_collections.openstack.magnum.plugins.module_utils.base import (
     ControllerRun, Exited, MagnumModule)
 
 MODULES = 'ansible_collections.openstack.magnum.plugins.modules.'

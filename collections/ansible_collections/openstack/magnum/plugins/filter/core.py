@@ -13,15 +13,17 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
-    drivers, failures, fields, images, labels, node_files, node_values, operations, registries)
+    failures, fields, images, labels, node_files, node_steps, node_values, operations,
+    registries)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import DRIVERS
 from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wrap_all
 
 
 def driver_missing_roles(driver):
     try:
-        return drivers.by_name(driver['name']).missing_roles(operations.roles_dir())
+        return DRIVERS.by_name(driver['name']).missing_roles(operations.roles_dir())
     except (KeyError, TypeError, MagnumError) as exc:
         raise AnsibleFilterError('driver_missing_roles: %s' % exc)
 
@@ -53,8 +55,8 @@ class FilterModule(object):
     def filters(self):
         table = wrap_all({
             'dns_servers': node_values.dns_servers,
-            'driver_packages_held': drivers.packages_held,
-            'nodes_lacking_packages': drivers.nodes_lacking,
+            'driver_packages_held': DRIVERS.packages_held,
+            'nodes_lacking_packages': node_steps.nodes_lacking,
             'magnum_labels': labels.parse,
             'master_lb_allowed_cidrs': labels.master_lb_allowed_cidrs,
             'rebuild_plan': images.rebuild_plan,

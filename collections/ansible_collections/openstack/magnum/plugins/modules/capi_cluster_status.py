@@ -88,7 +88,7 @@ ready_replicas:
 import time
 
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi, capi_client
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 
 
 class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):

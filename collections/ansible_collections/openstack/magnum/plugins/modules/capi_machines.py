@@ -56,7 +56,7 @@ machines:
 '''
 
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi, capi_client
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 
 
 class CapiMachinesModule(capi_client.CapiModule, MagnumModule):

@@ -122,7 +122,7 @@ cluster:
            "node_count": 2, "master_count": 1}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.checks import with_checks

@@ -48,7 +48,7 @@ cluster:
   sample: {"health_status": "HEALTHY", "health_status_reason": {"api": "ok"}}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle, states
 
 

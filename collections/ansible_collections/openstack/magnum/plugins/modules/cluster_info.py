@@ -67,7 +67,7 @@ driver:
   sample: {"name": "k8s_kubeadm", "coe": "kubernetes", "roles": ["kubernetes"], "api_ports": [6443]}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 

@@ -192,7 +192,7 @@ built:
 
 from collections.abc import Mapping
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     fields, lifecycle, operation_run, operations)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (

@@ -123,7 +123,7 @@ cluster:
            "status_reason": "Create completed successfully"}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     fields, lifecycle, operation_run, states)
 

@@ -142,9 +142,10 @@ cluster_template:
            "cluster_distro": "debian", "driver": "k8s_kubeadm"}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     driver_spec, fields, lifecycle)
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import COES
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.checks import with_checks
 
@@ -158,7 +159,7 @@ class ClusterTemplateModule(MagnumModule):
         name=dict(type='str', required=True),
         state=dict(type='str', default='present', choices=['present', 'absent']),
         **fields.module_options(fields.CLUSTER_TEMPLATE, FIELDS, keypair_id={'no_log': False},
-                                coe={'choices': list(driver_spec.COES)},
+                                coe={'choices': list(COES)},
                                 server_type={'choices': list(driver_spec.SERVER_TYPES)})
     )
 

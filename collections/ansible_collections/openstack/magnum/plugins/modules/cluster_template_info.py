@@ -41,7 +41,7 @@ cluster_templates:
   sample: [{"uuid": "0b5b6cf8-52a0-4e31-9c40-31b0d2e4f0a2", "name": "k8s-tpl", "coe": "kubernetes"}]
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle
 
 

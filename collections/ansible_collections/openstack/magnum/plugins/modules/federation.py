@@ -87,7 +87,7 @@ federation:
   sample: {"uuid": "3e8d4c36-5c1b-4c9f-9a36-2b1f2b3d2c11", "name": "myfed", "member_ids": []}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import states
 from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (

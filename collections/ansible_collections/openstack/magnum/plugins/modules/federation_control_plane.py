@@ -93,7 +93,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.federation import
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import kube_access
 from ansible_collections.openstack.magnum.plugins.module_utils.federation import (
     karmada, karmada_store)
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 
 
 class FederationControlPlaneModule(MagnumModule):

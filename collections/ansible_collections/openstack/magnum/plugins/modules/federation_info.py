@@ -36,7 +36,7 @@ federations:
   sample: [{"name": "myfed", "hostcluster_id": "5d12f6fd-a196-4bf5-ae4c-1f639a523a52", "member_ids": []}]
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.federation import federations
 
 

@@ -99,7 +99,7 @@ nodegroup:
   sample: {"uuid": "7c1f6f8e-6d1b-4a43-a0a2-9f4b3a2d1e55", "name": "big", "role": "worker", "node_count": 2}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import fields, lifecycle, model
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import NotFound
 

@@ -42,7 +42,7 @@ nodegroups:
   sample: [{"name": "default-worker", "role": "worker", "node_count": 2, "is_default": true}]
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle
 
 

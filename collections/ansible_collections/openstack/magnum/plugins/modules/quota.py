@@ -50,7 +50,7 @@ quota:
   sample: {"id": 1, "project_id": "demo", "resource": "Cluster", "hard_limit": 5}
 '''
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 from ansible_collections.openstack.magnum.plugins.module_utils.core import model
 
 

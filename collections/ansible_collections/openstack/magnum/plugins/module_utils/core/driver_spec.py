@@ -1,8 +1,9 @@
 # -*- coding: utf-8 -*-
 # Copyright: openstack.magnum contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What a driver is: the data the registry (drivers.py) holds for each, and the checks
-that data makes. Each driver declares its own (module_utils/drivers/<driver>/driver.py)."""
+"""What a driver is: the data each driver declares (module_utils/drivers/<driver>/driver.py),
+and the checks that data makes. The core knows no driver: module_utils/drivers/registry.py
+lists them and hands them to it (core/drivers.py)."""
 
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
@@ -10,50 +11,42 @@ __metaclass__ = type
 import os
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
-    Invalid, NotSupported)
+    ClusterTypeNotSupported, Invalid, NotSupported)
 
 SERVER_TYPES = ('vm', 'bm')
-COES = ('kubernetes', 'swarm', 'mesos')
-
-COE_FACTS = {
-    'kubernetes': {
-        # Magnum 23's list: what its API takes; each driver refuses what it cannot deploy
-        # (the kubeadm driver cilium), in Magnum's words for a driver not allowed.
-        'network_drivers': ('flannel', 'calico', 'cilium'), 'default_network_driver': 'flannel',
-        'volume_drivers': ('cinder', 'unspecified'),  # Magnum 23's: 'unspecified' is none
-        'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
-        'default_storage_driver': 'devicemapper', 'api_port': 6443,
-    },
-    'swarm': {
-        'network_drivers': ('docker', 'flannel'), 'default_network_driver': 'docker',
-        'volume_drivers': ('rexray',),
-        'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
-        'default_storage_driver': 'devicemapper', 'api_port': 2376,
-        # The Docker API with TLS, and without it (tls_disabled).
-        'api_ports': (2376, 2375),
-    },
-    # Magnum's API took a storage driver for every COE (devicemapper by default; its Mesos
-    # driver did not use it), and python-magnumclient sends overlay2 by default: taken.
-    # Mesos' agents run their containers with Docker, whose storage driver it is.
-    'mesos': {
-        'network_drivers': ('docker',), 'default_network_driver': 'docker',
-        'volume_drivers': ('rexray',),
-        'storage_drivers': ('devicemapper', 'overlay', 'overlay2'),
-        'default_storage_driver': 'devicemapper', 'api_port': 5050, 'api_ports': (5050, 8080),
-    },
-}
 
 # Minimum docker_volume_size (GB) per storage driver.
 VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 
 
+def coe_facts(network_drivers, default_network_driver, volume_drivers, api_port,
+              api_ports=None, storage_drivers=('devicemapper', 'overlay', 'overlay2'),
+              default_storage_driver='devicemapper'):
+    """What Magnum's API takes for a COE's templates (the choices of network, volume and
+    storage drivers, their defaults) and where its API listens (``api_ports``: the ports a
+    load balancer in front of the masters serves, the first the API's)."""
+    return {'network_drivers': tuple(network_drivers),
+            'default_network_driver': default_network_driver,
+            'volume_drivers': tuple(volume_drivers),
+            'storage_drivers': tuple(storage_drivers),
+            'default_storage_driver': default_storage_driver, 'api_port': api_port,
+            'api_ports': tuple(api_ports or (api_port,))}
+
+
 class Driver(object):
-    def __init__(self, name, coe, os_distros, roles, server_types=SERVER_TYPES, refuse=None,
-                 picks_nodes_to_remove=False, rebuilds_nodes=False, chosen_by_label=None,
-                 own_infrastructure=False, cannot=None, packages=None, preflight=False,
-                 image_check=None, health_reader=None):
+    def __init__(self, name, coe, os_distros, roles, facts=None, server_types=SERVER_TYPES,
+                 refuse=None, picks_nodes_to_remove=False, rebuilds_nodes=False,
+                 chosen_by_label=None, own_infrastructure=False, cannot=None, packages=None,
+                 preflight=False, image_check=None, health_reader=None, own_labels=()):
         self.name = name
         self.coe = coe
+        # The COE's facts (coe_facts()); a second driver of a COE leaves them to the one
+        # that declares them (the registry hands them over: Drivers).
+        self.facts = facts
+        # Labels only this driver reads: the other drivers of its COE refuse them.
+        self.own_labels = tuple(own_labels)
+        # The other drivers of its COE (set by Drivers).
+        self.siblings = ()
         self.os_distros = tuple(os_distros)
         self.server_types = tuple(server_types)
         self.roles = tuple(roles)
@@ -125,8 +118,19 @@ class Driver(object):
 
     def check(self, template, labels):
         """Raise Invalid (400) for a template/label option this driver has no
-        equivalent for, rather than accept it and ignore it."""
-        reason = self.refuse(template, labels or {}) if self.refuse else None
+        equivalent for, rather than accept it and ignore it: another driver's own labels
+        of its COE, then what its ``refuse`` finds."""
+        labels = labels or {}
+        for other in self.siblings:
+            theirs = sorted(k for k in other.own_labels
+                            if k not in self.own_labels and labels.get(k) not in (None, ''))
+            if theirs:
+                raise Invalid(
+                    "Labels %s are driver %s's%s; driver %s does not use them - unset them."
+                    % (', '.join(theirs), other.name,
+                       ' (a template with the %s label)' % other.chosen_by_label
+                       if other.chosen_by_label else '', self.name))
+        reason = self.refuse(template, labels) if self.refuse else None
         if reason:
             raise Invalid("%s (driver %s)." % (reason, self.name))
 
@@ -151,7 +155,7 @@ class Driver(object):
         return [r for r in self.roles if not os.path.isdir(os.path.join(roles_dir, r))]
 
     def as_dict(self, roles_dir=None):
-        facts = COE_FACTS[self.coe]
+        facts = self.facts
         data = {'name': self.name, 'coe': self.coe, 'os_distros': list(self.os_distros),
                 'server_types': list(self.server_types), 'roles': list(self.roles),
                 'picks_nodes_to_remove': self.picks_nodes_to_remove,
@@ -159,9 +163,63 @@ class Driver(object):
                 'own_infrastructure': self.own_infrastructure,
                 'preflight': self.preflight,
                 # The masters' ports a load balancer in front of them serves.
-                'api_ports': list(facts.get('api_ports', (facts['api_port'],)))}
+                'api_ports': list(facts['api_ports'])}
         if roles_dir is not None:
             missing = self.missing_roles(roles_dir)
             data['installed'] = not missing
             data['missing_roles'] = missing
         return data
+
+
+class Drivers(object):
+    """The drivers a deployment has, as the registry lists them: each driver of a COE
+    that declares no facts takes those of the one that does, and knows the others of its
+    COE (whose own labels it refuses)."""
+
+    def __init__(self, drivers):
+        self.drivers = tuple(drivers)
+        facts = {}
+        for driver in self.drivers:
+            if driver.facts is not None:
+                facts.setdefault(driver.coe, driver.facts)
+        self.facts = facts
+        # The COEs, in the registry's order.
+        self.coes = tuple(sorted(facts, key=[d.coe for d in self.drivers].index))
+        for driver in self.drivers:
+            if driver.coe not in facts:
+                raise ValueError("No driver of COE %s declares its facts." % driver.coe)
+            driver.facts = facts[driver.coe]
+            driver.siblings = tuple(d for d in self.drivers
+                                    if d is not driver and d.coe == driver.coe)
+
+    def __iter__(self):
+        return iter(self.drivers)
+
+    def __len__(self):
+        return len(self.drivers)
+
+    def find(self, coe, server_type, os_distro, labels=None):
+        """The driver for a triple (and the template's ``labels``, which may pick one), or
+        raise Magnum's 400."""
+        for driver in self.drivers:
+            if driver.handles(coe, server_type, os_distro, labels, self.drivers):
+                return driver
+        raise ClusterTypeNotSupported(server_type, os_distro, coe)
+
+    def by_name(self, name):
+        for driver in self.drivers:
+            if driver.name == name:
+                return driver
+        raise Invalid("Unknown driver %s." % name)
+
+    def coe_facts(self, coe):
+        if coe not in self.facts:
+            raise Invalid("Invalid input for field/attribute coe. Value: '%s'. "
+                          "Value should be one of: %s" % (coe, ', '.join(self.coes)))
+        return self.facts[coe]
+
+    def packages_held(self, installed):
+        """Of ``installed`` (an image's package names), those a driver's nodes may need:
+        what the image's Glance property magnum_packages lists."""
+        needed = set(p for d in self.drivers for p in d.node_packages({}))
+        return sorted(set(installed) & needed)

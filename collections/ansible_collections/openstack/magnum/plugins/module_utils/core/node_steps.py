@@ -32,6 +32,15 @@ def lacks_packages(rc, lines):
     return rc != 0 or not lines or any(not line.startswith('ii') for line in lines)
 
 
+def nodes_lacking(results):
+    """The nodes (loop items) of a task looped over nodes that ran ``DPKG_STATUS +
+    packages`` on which a package is not installed: those whose package step refreshes its
+    lists and installs - the others' (a node image holding them, where no mirror may be
+    reachable) touch nothing."""
+    return [r.get('item') for r in results or []
+            if lacks_packages(r.get('rc'), r.get('stdout_lines') or [])]
+
+
 def run_in_module(module, steps, work):
     """``work()``'s result; a failing step (or the node's I/O) fails ``module`` with its
     message and what ``steps`` changed before it."""

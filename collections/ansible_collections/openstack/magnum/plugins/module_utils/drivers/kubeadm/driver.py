@@ -11,9 +11,9 @@ import os
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
-from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
+from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import (
+    Driver, coe_facts)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
-from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
     addons, health, k8s_config)
 
@@ -33,11 +33,6 @@ def refuses(template, labels):
         return ("The Kubernetes driver does not deploy these add-ons yet: %s. Unset them (or "
                 "set them false) - docs, \"Kubernetes add-ons\", lists what it deploys"
                 % ', '.join(found))
-    theirs = sorted(k for k in capi.OWN_LABELS if labels.get(k) not in (None, ''))
-    if theirs:
-        return ("Labels %s are the Cluster API driver's (a template with the "
-                "capi_helm_chart_version label); this driver does not use them - unset them"
-                % ', '.join(theirs))
     network = template.get('network_driver')
     if network not in (None, '') and network not in NETWORK_DRIVERS:
         # Magnum's words for a network driver its configuration does not allow
@@ -107,7 +102,12 @@ def packages(labels):
     return PACKAGES + (() if tarball else ('containerd', 'runc'))
 
 
-DRIVER = Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',),
+# Magnum 23's list: what its API takes for Kubernetes templates; each driver of the COE
+# refuses what it cannot deploy (this one cilium), in Magnum's words for a driver not
+# allowed. Volume driver 'unspecified' is Magnum 23's for none.
+FACTS = coe_facts(('flannel', 'calico', 'cilium'), 'flannel', ('cinder', 'unspecified'), 6443)
+
+DRIVER = Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',), facts=FACTS,
                 picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=refuses,
                 packages=packages, preflight=True, image_check=check_image,
                 health_reader=health.read)

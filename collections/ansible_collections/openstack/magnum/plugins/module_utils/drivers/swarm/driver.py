@@ -7,7 +7,8 @@ nodes install."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import Driver
+from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import (
+    Driver, coe_facts)
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.swarm import health
 
 # What roles/swarm installs from Debian (its swarm_packages; a unit test keeps them equal).
@@ -27,5 +28,10 @@ def refuses(template, labels):
     return None
 
 
-DRIVER = Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',), refuse=refuses,
+# What Magnum's API takes for Swarm templates; its API: the Docker API with TLS and without.
+FACTS = coe_facts(('docker', 'flannel'), 'docker', ('rexray',), health.TLS_PORT,
+                  api_ports=(health.TLS_PORT, health.PLAIN_PORT))
+
+DRIVER = Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',), facts=FACTS,
+                refuse=refuses,
                 packages=lambda labels: PACKAGES, health_reader=health.read)

@@ -12,11 +12,12 @@ __metaclass__ = type
 import json
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import health as health_mod
-from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import COE_FACTS
 
 # `docker node ls --format` of the role's health task: one line per node.
 NODE_LS_FORMAT = '{{.Hostname}} {{.Status}} {{.Availability}} {{.ManagerStatus}}'
 GOOD_MANAGER = ('Leader', 'Reachable')
+# The managers' Docker API: with TLS, and without it (tls_disabled).
+TLS_PORT, PLAIN_PORT = 2376, 2375
 
 
 def judge(views, masters):
@@ -77,7 +78,7 @@ def read(cluster, template, nodes, http):
     api_address may be a load balancer's; plain HTTP when the template has tls_disabled),
     judged as the role does; None when no manager's address is recorded."""
     scheme = 'http' if template.get('tls_disabled') else 'https'
-    port = COE_FACTS['swarm']['api_ports'][1 if scheme == 'http' else 0]
+    port = PLAIN_PORT if scheme == 'http' else TLS_PORT
     masters = [n for n in nodes if n['role'] == 'master']
     if not any(m.get('address') for m in masters):
         return None  # recorded before nodes kept their addresses: the playbook asks

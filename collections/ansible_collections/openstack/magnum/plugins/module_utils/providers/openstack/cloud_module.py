@@ -18,7 +18,7 @@ import traceback
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import lifecycle
-from ansible_collections.openstack.magnum.plugins.module_utils.core.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
 
 try:
     import openstack

@@ -10,6 +10,8 @@ A module runs either as every Ansible module does (AnsibleModule, in a process o
 own) or, from the action plugin ``openstack.magnum.in_controller``, inside the
 controller's worker process (ControllerRun: the same options validation, check mode,
 exit and fail), which spares each run an interpreter and the store's imports.
+
+Importing it hands the core the collection's drivers (module_utils/drivers/registry.py).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -25,6 +27,7 @@ from ansible.module_utils.errors import UnsupportedError
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     fields, labels, lifecycle, store)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import DRIVERS
 
 STORE_ARGS = dict(
     db_url=dict(type='str', no_log=False),
@@ -79,6 +82,8 @@ class MagnumModule(object):
 
     argument_spec = {}
     module_kwargs = {}
+    # The collection's drivers, which importing the registry handed to the core.
+    drivers = DRIVERS
 
     def __init__(self, controller_run=None):
         spec = dict(STORE_ARGS)
