@@ -143,11 +143,11 @@ def test_labels_naming_add_ons_not_deployed_are_found_never_ignored():
     # Every one is a label of the guide's catalogue, and none is an add-on deployed.
     deployed = set(a.label for a in addons.ADDONS if not isinstance(a.when, str))
     for label, _ in addons.NOT_DEPLOYED:
-        assert label in labels.CATALOGUE and label not in deployed
+        assert label in labels.catalogue() and label not in deployed
     assert set(addons.VALUES_NOT_DEPLOYED['ingress_controller']) | {'traefik', 'octavia'} == set(
-        v for v in labels.CATALOGUE['ingress_controller'][1] if v)
+        v for v in labels.catalogue()['ingress_controller'][1] if v)
     assert set(addons.VALUES_NOT_DEPLOYED['auto_healing_controller']) | set(
-        healing.CONTROLLERS) == set(labels.CATALOGUE['auto_healing_controller'][1])
+        healing.CONTROLLERS) == set(labels.catalogue()['auto_healing_controller'][1])
 
 
 def test_traefik_serves_ingresses_from_the_nodes_of_the_ingress_role():

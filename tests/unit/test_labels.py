@@ -34,7 +34,9 @@ def test_parse_rejects_malformed(bad):
     {'boot_volume_size': '-1'},
     {'monitoring_enabled': 'maybe'},
     {'master_lb_allowed_cidrs': '10.0.0.0/24,nope'},
-    {'mesos_slave_isolation': 'cgroups/cpu,bogus/x'},
+    {'mesos_slave_image_providers': 'rkt'},
+    {'swarm_strategy': 'random-ish'},
+    {'etcd_blockdevice_type': 'tmpfs'},
     {'kube_tag': 'latest'},
 ])
 def test_known_label_values_are_checked(given):

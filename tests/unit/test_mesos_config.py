@@ -4,7 +4,7 @@ ZooKeeper's ensemble, mesos-master's quorum, the agents' flags from the guide's 
 import pytest
 
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.mesos import (
-    mesos_config as mesos)
+    driver as mesos_driver, mesos_config as mesos)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 CLUSTER = {'name': 'm1'}
@@ -82,6 +82,15 @@ def test_the_guides_labels_become_the_agents_flags():
 def test_labels_mesos_cannot_take_are_refused_naming_them(labels, message):
     with pytest.raises(Invalid, match=message):
         mesos.settings(CLUSTER, labels, THREE)
+
+
+def test_the_driver_refuses_isolators_the_agents_lack():
+    """At template and cluster create (the driver's check), before any node exists."""
+    with pytest.raises(Invalid, match=r"unknown isolator\(s\) bogus/x; allowed: filesystem/"
+                                      r".* \(driver mesos_debian\)"):
+        mesos_driver.DRIVER.check({}, {'mesos_slave_isolation': 'cgroups/cpu,bogus/x'})
+    mesos_driver.DRIVER.check({}, {'mesos_slave_isolation': 'cgroups/cpu,filesystem/linux'})
+    mesos_driver.DRIVER.check({}, {})
 
 
 def test_flag_files_are_one_per_flag_as_the_packages_read_them():

@@ -35,7 +35,7 @@ LABEL_BASES = {labels_mod.OPTIONS: '--v=2', labels_mod.REPOSITORY: 'registry.exa
                labels_mod.CIDR: '10.100.0.0/16', labels_mod.CIDRS: '10.0.0.0/8'}
 # The labels of the user guide, the ones a driver reads without a catalogue entry, and one
 # no driver knows.
-LABELS = sorted(set(labels_mod.CATALOGUE) | {'dns_cluster_domain', 'my_own_label'})
+LABELS = sorted(set(labels_mod.catalogue()) | {'dns_cluster_domain', 'my_own_label'})
 
 
 def systemd_lines(text):
@@ -134,7 +134,7 @@ def test_every_value_that_reaches_a_node_file_is_refused_or_inert():
         for field, base in TEMPLATE_FIELDS.items():
             seen[('template', field, hostile)] = outcome(template_with(field, base + hostile))
         for key in LABELS:
-            kind = labels_mod.CATALOGUE.get(key, (labels_mod.STR,))[0]
+            kind = labels_mod.catalogue().get(key, (labels_mod.STR,))[0]
             base = {'availability_zone': 'nova'}.get(key, LABEL_BASES.get(kind, 'x'))
             seen[('label', key, hostile)] = outcome(cluster_with_label(key, base + hostile))
         seen[('nodegroup', 'name', hostile)] = outcome(group_named('ng' + hostile))

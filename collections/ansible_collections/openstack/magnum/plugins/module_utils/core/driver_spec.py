@@ -21,11 +21,13 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 
 def coe_facts(network_drivers, default_network_driver, volume_drivers, api_port,
               api_ports=None, storage_drivers=('devicemapper', 'overlay', 'overlay2'),
-              default_storage_driver='devicemapper'):
+              default_storage_driver='devicemapper', labels=None):
     """What Magnum's API takes for a COE's templates (the choices of network, volume and
-    storage drivers, their defaults) and where its API listens (``api_ports``: the ports a
-    load balancer in front of the masters serves, the first the API's)."""
-    return {'network_drivers': tuple(network_drivers),
+    storage drivers, their defaults), where its API listens (``api_ports``: the ports a
+    load balancer in front of the masters serves, the first the API's) and the labels the
+    user guide gives its clusters (``labels``: name -> (kind, allowed values or None), the
+    kinds of core/labels.py), whose values the core checks."""
+    return {'labels': dict(labels or {}), 'network_drivers': tuple(network_drivers),
             'default_network_driver': default_network_driver,
             'volume_drivers': tuple(volume_drivers),
             'storage_drivers': tuple(storage_drivers),
@@ -37,14 +39,15 @@ class Driver(object):
     def __init__(self, name, coe, os_distros, roles, facts=None, server_types=SERVER_TYPES,
                  refuse=None, picks_nodes_to_remove=False, rebuilds_nodes=False,
                  chosen_by_label=None, own_infrastructure=False, cannot=None, packages=None,
-                 preflight=False, image_check=None, health_reader=None, own_labels=()):
+                 preflight=False, image_check=None, health_reader=None, own_labels=None):
         self.name = name
         self.coe = coe
         # The COE's facts (coe_facts()); a second driver of a COE leaves them to the one
         # that declares them (the registry hands them over: Drivers).
         self.facts = facts
-        # Labels only this driver reads: the other drivers of its COE refuse them.
-        self.own_labels = tuple(own_labels)
+        # Labels only this driver reads (as coe_facts' labels): the other drivers of its
+        # COE refuse them.
+        self.own_labels = dict(own_labels or {})
         # The other drivers of its COE (set by Drivers).
         self.siblings = ()
         self.os_distros = tuple(os_distros)
@@ -183,6 +186,14 @@ class Drivers(object):
             if driver.facts is not None:
                 facts.setdefault(driver.coe, driver.facts)
         self.facts = facts
+        labels = {}
+        for declared in [f['labels'] for f in facts.values()] + [
+                d.own_labels for d in self.drivers]:
+            for name, kind in declared.items():
+                if labels.setdefault(name, kind) != kind:
+                    raise ValueError("Label %s is declared twice, differently." % name)
+        # Every label a driver declares (its COE's, its own): name -> (kind, allowed).
+        self.labels = labels
         # The COEs, in the registry's order.
         self.coes = tuple(sorted(facts, key=[d.coe for d in self.drivers].index))
         for driver in self.drivers:

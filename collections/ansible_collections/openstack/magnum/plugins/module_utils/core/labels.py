@@ -17,7 +17,7 @@ import re
 
 from ansible.module_utils.six import string_types
 
-from ansible_collections.openstack.magnum.plugins.module_utils.core import node_values
+from ansible_collections.openstack.magnum.plugins.module_utils.core import drivers, node_values
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 BOOL = 'bool'
@@ -35,129 +35,20 @@ REPOSITORY = 'repository'
 TRUE_WORDS = ('true', '1', 'yes', 'on', 't', 'y')
 FALSE_WORDS = ('false', '0', 'no', 'off', 'f', 'n')
 
-# name -> (type, allowed values or None). Every label the user guide names.
-CATALOGUE = {
-    # networking
-    'flannel_network_cidr': (CIDR, None),
-    'flannel_backend': (STR, ('udp', 'vxlan', 'host-gw')),
-    'flannel_network_subnetlen': (INT, None),
-    'flannel_tag': (TAG, None),
-    'flannel_cni_tag': (TAG, None),
-    'calico_ipv4pool': (CIDR, None),
-    'calico_ipv4pool_ipip': (STR, ('Always', 'CrossSubnet', 'Never', 'Off')),
-    'calico_tag': (TAG, None),
-    'service_cluster_ip_range': (CIDR, None),
+# name -> (type, allowed values or None): the labels of the user guide every COE's
+# clusters take (the network, the load balancer, volumes, images' registry). Each COE's
+# own are its drivers' (driver_spec.coe_facts' labels, Driver's own_labels): catalogue().
+COMMON = {
     'fixed_subnet_cidr': (CIDR, None),
     'master_lb_floating_ip_enabled': (BOOL, None),
     'master_lb_allowed_cidrs': (CIDRS, None),
     'availability_zone': (STR, None),
-    # kubernetes components
-    'kube_tag': (TAG, None),
-    'etcd_tag': (TAG, None),
-    'coredns_tag': (TAG, None),
-    'cloud_provider_tag': (TAG, None),
-    'cloud_provider_enabled': (BOOL, None),
-    'hyperkube_prefix': (REPOSITORY, None),
     'container_infra_prefix': (REPOSITORY, None),
-    'admission_control_list': (STR, None),
-    'kubelet_options': (OPTIONS, None),
-    'kubeapi_options': (OPTIONS, None),
-    'kubescheduler_options': (OPTIONS, None),
-    'kubecontroller_options': (OPTIONS, None),
-    'kubeproxy_options': (OPTIONS, None),
-    'cgroup_driver': (STR, ('systemd', 'cgroupfs')),
-    'keystone_auth_enabled': (BOOL, None),
-    'k8s_keystone_auth_tag': (TAG, None),
     'heat_container_agent_tag': (TAG, None),
-    'use_podman': (BOOL, None),
-    'selinux_mode': (STR, ('enforcing', 'permissive', 'disabled')),
-    'container_runtime': (STR, ('', 'containerd')),
-    'containerd_version': (STR, None),
-    'containerd_tarball_url': (STR, None),
-    'containerd_tarball_sha256': (STR, None),
-    'cert_manager_api': (BOOL, None),
-    'ostree_commit': (STR, None),
-    'ostree_remote': (STR, None),
-    # add-ons
-    'heapster_enabled': (BOOL, None),
-    'metrics_server_enabled': (BOOL, None),
-    'metrics_server_chart_tag': (TAG, None),
-    'monitoring_enabled': (BOOL, None),
-    'prometheus_operator_chart_tag': (TAG, None),
-    'prometheus_adapter_enabled': (BOOL, None),
-    'prometheus_adapter_chart_tag': (TAG, None),
-    'prometheus_adapter_configmap': (STR, None),
-    'prometheus_monitoring': (BOOL, None),
-    'grafana_admin_passwd': (STR, None),
-    'influx_grafana_dashboard_enabled': (BOOL, None),
-    'kube_dashboard_enabled': (BOOL, None),
-    'kube_dashboard_version': (TAG, None),
-    'metrics_scraper_tag': (TAG, None),
-    'ingress_controller': (STR, ('', 'traefik', 'nginx', 'octavia')),
-    'ingress_controller_role': (STR, None),
-    'octavia_ingress_controller_tag': (TAG, None),
-    'nginx_ingress_controller_tag': (TAG, None),
-    'nginx_ingress_controller_chart_tag': (TAG, None),
-    'traefik_ingress_controller_tag': (TAG, None),
-    'tiller_enabled': (BOOL, None),
-    'tiller_tag': (TAG, None),
-    'tiller_namespace': (STR, None),
-    'helm_client_url': (STR, None),
-    'helm_client_sha256': (STR, None),
-    'helm_client_tag': (TAG, None),
-    'auto_healing_enabled': (BOOL, None),
-    'auto_healing_controller': (STR, ('draino', 'magnum-auto-healer')),
-    'magnum_auto_healer_tag': (TAG, None),
-    'draino_tag': (TAG, None),
-    'auto_scaling_enabled': (BOOL, None),
-    'autoscaler_tag': (TAG, None),
-    'min_node_count': (INT, None),
-    'max_node_count': (INT, None),
-    'npd_enabled': (BOOL, None),
-    'node_problem_detector_tag': (TAG, None),
-    'cinder_csi_enabled': (BOOL, None),
-    'cinder_csi_plugin_tag': (TAG, None),
-    'csi_attacher_tag': (TAG, None),
-    'csi_provisioner_tag': (TAG, None),
-    'csi_snapshotter_tag': (TAG, None),
-    'csi_resizer_tag': (TAG, None),
-    'csi_node_driver_registrar_tag': (TAG, None),
-    # Services of type LoadBalancer (the cloud provider; Magnum from Wallaby)
-    'octavia_provider': (STR, None),
-    'octavia_lb_algorithm': (STR, ('ROUND_ROBIN', 'LEAST_CONNECTIONS', 'SOURCE_IP',
-                                   'SOURCE_IP_PORT')),
-    'octavia_lb_healthcheck': (BOOL, None),
-    # volumes
     'docker_volume_type': (STR, None),
     'boot_volume_size': (INT, None),
     'boot_volume_type': (STR, None),
-    'etcd_volume_size': (INT, None),
-    'etcd_volume_type': (STR, None),
-    # Cluster API driver (magnum-capi-helm's labels; docs "Clusters through Cluster API")
-    'capi_helm_chart_version': (STR, None),
-    'etcd_blockdevice_size': (INT, None),
-    'etcd_blockdevice_type': (STR, ('local', 'volume')),
-    'etcd_blockdevice_volume_type': (STR, None),
-    'etcd_blockdevice_volume_az': (STR, None),
-    'extra_network_names': (STR, None),
-    'csi_cinder_reclaim_policy': (STR, ('Delete', 'Retain')),
-    'csi_cinder_volume_binding_mode': (STR, ('Immediate', 'WaitForFirstConsumer')),
-    'csi_cinder_availability_zone': (STR, None),
-    'csi_cinder_fstype': (STR, None),
-    'csi_cinder_allow_volume_expansion': (BOOL, None),
-    # swarm / mesos
-    'swarm_strategy': (STR, ('spread', 'binpack', 'random')),
-    'rexray_preempt': (BOOL, None),
-    'mesos_slave_isolation': (STR, None),
-    'mesos_slave_image_providers': (STR, ('appc', 'docker', 'appc,docker')),
-    'mesos_slave_work_dir': (STR, None),
-    'mesos_slave_executor_env_variables': (STR, None),
 }
-
-MESOS_ISOLATION = (
-    'filesystem/posix', 'filesystem/linux', 'filesystem/shared', 'posix/cpu',
-    'posix/mem', 'posix/disk', 'cgroups/cpu', 'cgroups/mem', 'docker/runtime',
-    'namespaces/pid')
 
 # Spellings the guide itself uses, accepted and normalised.
 ALIASES = {'rexray-preempt': 'rexray_preempt', 'keystone-auth-enabled': 'keystone_auth_enabled'}
@@ -185,7 +76,7 @@ def parse(value):
                     continue
                 if '=' not in part:
                     # "a=b,c" -> the "c" continues the previous value (CIDR lists).
-                    if items and CATALOGUE.get(items[-1][0], (None,))[0] == CIDRS:
+                    if items and COMMON.get(items[-1][0], (None,))[0] == CIDRS:
                         items[-1] = (items[-1][0], items[-1][1] + ',' + part)
                         continue
                     raise Invalid("Invalid label %r: expected KEY=VALUE." % part)
@@ -223,8 +114,13 @@ def version_tuple(tag):
     return tuple(int(x or 0) for x in m.groups())
 
 
-def _check_value(key, value):
-    kind, allowed = CATALOGUE[key]
+def catalogue():
+    """Every label whose value is checked: the common ones and the drivers' (their COEs'
+    and their own: driver_spec.Drivers.labels)."""
+    return dict(COMMON, **drivers.registry().labels)
+
+
+def _check_value(key, value, kind, allowed):
     if kind == BOOL:
         if str(value).lower() not in TRUE_WORDS + FALSE_WORDS:
             raise Invalid("Label %s must be true or false, not %r." % (key, value))
@@ -250,11 +146,6 @@ def _check_value(key, value):
     if allowed is not None and value not in allowed:
         raise Invalid("Label %s must be one of %s, not %r."
                       % (key, ', '.join(repr(a) for a in allowed), value))
-    if key == 'mesos_slave_isolation' and value:
-        bad = [v for v in value.split(',') if v not in MESOS_ISOLATION]
-        if bad:
-            raise Invalid("Label mesos_slave_isolation: unknown isolator(s) %s; allowed: %s."
-                          % (', '.join(bad), ', '.join(MESOS_ISOLATION)))
 
 
 def flags(value, label):
@@ -314,9 +205,10 @@ def validate(labels, coe=None, network_driver=None, volume_driver=None,
 
     ``labels`` is the effective label dict. Raises ``Invalid``.
     """
+    known = catalogue()
     for key, value in labels.items():
-        if key in CATALOGUE:
-            _check_value(key, value)
+        if key in known:
+            _check_value(key, value, *known[key])
 
     def on(key):
         return to_bool(labels.get(key))
@@ -403,7 +295,7 @@ def master_lb_allowed_cidrs(cluster_labels, subnet_cidr):
     given = [c.strip() for c in value.split(',') if c.strip()]
     if not given:
         return []
-    _check_value('master_lb_allowed_cidrs', value)   # the rule the API applies
+    _check_value('master_lb_allowed_cidrs', value, *COMMON['master_lb_allowed_cidrs'])
     allowed = []
     for cidr in given + ([subnet_cidr] if subnet_cidr else []):
         network = str(ipaddress.ip_network(str(cidr).strip(), strict=False))

@@ -38,11 +38,21 @@ CHART = {'name': 'openstack-cluster',
 CLOUD_NAME = 'openstack'
 CNI = {'calico': 'calico', 'cilium': 'cilium', 'flannel': 'flannel'}
 OS_DISTROS = ('ubuntu', 'flatcar', 'debian')
-# The labels only this driver reads (magnum-capi-helm's): the kubeadm driver refuses them.
-OWN_LABELS = ('etcd_blockdevice_size', 'etcd_blockdevice_type', 'etcd_blockdevice_volume_type',
-              'etcd_blockdevice_volume_az', 'extra_network_names', 'csi_cinder_reclaim_policy',
-              'csi_cinder_volume_binding_mode', 'csi_cinder_availability_zone',
-              'csi_cinder_fstype', 'csi_cinder_allow_volume_expansion')
+# The labels only this driver reads (magnum-capi-helm's; docs "Clusters through Cluster
+# API"), name -> (kind, allowed values or None): the kubeadm driver refuses them.
+OWN_LABELS = {
+    'capi_helm_chart_version': (labels_mod.STR, None),
+    'etcd_blockdevice_size': (labels_mod.INT, None),
+    'etcd_blockdevice_type': (labels_mod.STR, ('local', 'volume')),
+    'etcd_blockdevice_volume_type': (labels_mod.STR, None),
+    'etcd_blockdevice_volume_az': (labels_mod.STR, None),
+    'extra_network_names': (labels_mod.STR, None),
+    'csi_cinder_reclaim_policy': (labels_mod.STR, ('Delete', 'Retain')),
+    'csi_cinder_volume_binding_mode': (labels_mod.STR, ('Immediate', 'WaitForFirstConsumer')),
+    'csi_cinder_availability_zone': (labels_mod.STR, None),
+    'csi_cinder_fstype': (labels_mod.STR, None),
+    'csi_cinder_allow_volume_expansion': (labels_mod.BOOL, None),
+}
 # The label values magnum-capi-helm filters user input with: what reaches the chart.
 _SAFE = re.compile(r'[^a-zA-Z0-9./ _-]+')
 

@@ -15,7 +15,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec 
     Driver, coe_facts)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
-    addons, health, k8s_config)
+    addons, health, k8s_config, k8s_labels)
 
 # The network drivers it deploys (Magnum's API also takes cilium).
 NETWORK_DRIVERS = ('flannel', 'calico')
@@ -105,7 +105,8 @@ def packages(labels):
 # Magnum 23's list: what its API takes for Kubernetes templates; each driver of the COE
 # refuses what it cannot deploy (this one cilium), in Magnum's words for a driver not
 # allowed. Volume driver 'unspecified' is Magnum 23's for none.
-FACTS = coe_facts(('flannel', 'calico', 'cilium'), 'flannel', ('cinder', 'unspecified'), 6443)
+FACTS = coe_facts(('flannel', 'calico', 'cilium'), 'flannel', ('cinder', 'unspecified'), 6443,
+                  labels=k8s_labels.LABELS)
 
 DRIVER = Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',), facts=FACTS,
                 picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=refuses,

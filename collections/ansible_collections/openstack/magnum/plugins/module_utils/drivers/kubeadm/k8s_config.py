@@ -311,7 +311,7 @@ def _node_subnet_length(labels, network_driver, pod_cidr):
 
 
 def _calico_ipip(labels):
-    """calico_ipv4pool_ipip (labels.CATALOGUE checked it) as calico-node's
+    """calico_ipv4pool_ipip (labels.validate checked it) as calico-node's
     CALICO_IPV4POOL_IPIP: Magnum's ``Off``, the default, is Calico's ``Never``."""
     ipip = labels.get('calico_ipv4pool_ipip') or 'Off'
     return CALICO_IPIP_MODES.get(ipip, ipip)

@@ -7,6 +7,7 @@ nodes install."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as L
 from ansible_collections.openstack.magnum.plugins.module_utils.core.driver_spec import (
     Driver, coe_facts)
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.swarm import health
@@ -28,9 +29,12 @@ def refuses(template, labels):
     return None
 
 
-# What Magnum's API takes for Swarm templates; its API: the Docker API with TLS and without.
+# What Magnum's API takes for Swarm templates; its API: the Docker API with TLS and without;
+# the labels the user guide gives Swarm clusters.
 FACTS = coe_facts(('docker', 'flannel'), 'docker', ('rexray',), health.TLS_PORT,
-                  api_ports=(health.TLS_PORT, health.PLAIN_PORT))
+                  api_ports=(health.TLS_PORT, health.PLAIN_PORT),
+                  labels={'swarm_strategy': (L.STR, ('spread', 'binpack', 'random')),
+                          'rexray_preempt': (L.BOOL, None)})
 
 DRIVER = Driver('swarm_mode', 'swarm', ('debian', 'ubuntu'), ('swarm',), facts=FACTS,
                 refuse=refuses,
