@@ -27,7 +27,7 @@ TOP = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TOP))
 sys.path.insert(0, str(TOP / 'tests'))
 from api import auth_cache  # noqa: E402
-from keystone_counter import counted_clouds_yaml  # noqa: E402
+from standins.keystone_counter import counted_clouds_yaml  # noqa: E402
 
 MODULES = ('networks_info', 'image_info', 'compute_flavor_info', 'server_info',
            'subnets_info', 'security_group_info', 'routers_info', 'keypair_info')

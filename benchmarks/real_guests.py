@@ -185,10 +185,22 @@ def kubeadm_floor(work, key, user, addresses, master_fixed):
 
 
 def playbook(env, *args):
-    run = subprocess.run([str(BIN / 'ansible-playbook')] + list(args), cwd=str(TOP), env=env,
+    """Run a playbook; returns its output, whose end is profile_tasks' table (where the
+    time went, task by task)."""
+    run = subprocess.run([str(BIN / 'ansible-playbook')] + list(args), cwd=str(TOP),
+                         env=dict(env, ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks',
+                                  PROFILE_TASKS_TASK_OUTPUT_LIMIT='12'),
                          capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(run.stdout[-3000:])
+    return run.stdout
+
+
+def slowest_tasks(output):
+    """profile_tasks' table at the end of a playbook's output: its slowest tasks."""
+    lines = output.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.startswith('=====')]
+    return [line for line in lines[marks[-1] + 1:] if line.strip()] if marks else []
 
 
 def module(env, module_name, **params):
@@ -216,7 +228,7 @@ def cluster(conn, args, work):
                docker_storage_driver='overlay2', floating_ip_enabled=True,
                labels=labels if args.coe == 'kubernetes' else {})
         began = time.monotonic()
-        playbook(env, 'playbooks/cluster_create.yml', '-e', json.dumps({'cluster': {
+        created = playbook(env, 'playbooks/cluster_create.yml', '-e', json.dumps({'cluster': {
             'name': 'bench', 'cluster_template_id': 'bench', 'node_count': args.nodes - 1,
             'master_count': 1, 'create_timeout': 60}}))
         made = module(env, 'cluster_info', name='bench')['cluster']
@@ -230,6 +242,8 @@ def cluster(conn, args, work):
         usable = time.monotonic() - began
         if states != ['Ready'] * args.nodes:
             raise SystemExit('the cluster is not usable: %s %s' % (listed.stdout, listed.stderr))
+        print('the create\'s slowest tasks:\n  ' + '\n  '.join(slowest_tasks(created)),
+              flush=True)
         began = time.monotonic()
         playbook(env, 'playbooks/cluster_delete.yml', '-e', 'cluster=bench')
         return usable, time.monotonic() - began

@@ -30,10 +30,11 @@ BIN = Path(sys.executable).parent
 # and are skipped, saying why, without it.
 LAB_CLOUD = os.environ.get('MAGNUM_TEST_CLOUD')
 LAB_CLOUDS_YAML = os.environ.get('MAGNUM_TEST_CLOUDS_YAML')
-NEEDS_LAB = [pytest.mark.openstack, pytest.mark.skipif(
+LAB_SKIP = pytest.mark.skipif(
     not LAB_CLOUD or not LAB_CLOUDS_YAML,
     reason='needs the lab cloud: run ../shared/openstack-lab/up.sh and set MAGNUM_TEST_CLOUD=lab '
-           'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')]
+           'and MAGNUM_TEST_CLOUDS_YAML=<lab>/clouds/clouds.yaml (.ci/run does)')
+NEEDS_LAB = [pytest.mark.lab, LAB_SKIP]
 
 
 def lab_connect(clouds_yaml, cloud=None):
@@ -93,7 +94,48 @@ def pytest_report_header(config):
     return 'drivers handed to the core: %s' % ', '.join(d.name for d in DRIVERS)
 
 
+# The tiers (docs/developer/tests.md), one marker each, by what a test needs: unit (Python
+# alone), api (an API process and its store; jobs of the fixture driver, no nodes), job
+# (playbooks and modules through ansible-runner or ansible-playbook, no nodes), real_node
+# (container nodes on the Docker engine, or this host as a node), lab (the lab cloud),
+# real_guests (the lab's real guests), built_image (images built here). A test file's tier;
+# a test marked with another tier keeps its own.
+TIERS = ('unit', 'api', 'job', 'real_node', 'lab', 'real_guests', 'built_image')
+FILE_TIERS = {
+    'api': ('test_api.py', 'test_api_malformed.py', 'test_awx_assets.py', 'test_clients.py',
+            'test_conductors.py', 'test_fuzz.py', 'test_hardening.py', 'test_horizon.py',
+            'test_magnum_reference.py', 'test_notifications.py', 'test_parity.py',
+            'test_recovery.py', 'test_store.py', 'test_tempest.py'),
+    'job': ('test_addons.py', 'test_capi.py', 'test_capi_chart.py', 'test_in_controller.py',
+            'test_packaging.py', 'test_role_inputs.py', 'test_unreachable_nodes.py'),
+    'real_node': ('test_federation.py', 'test_infra_docker.py', 'test_kubernetes.py',
+                  'test_mesos.py', 'test_node_volumes.py', 'test_quickstart.py',
+                  'test_swarm.py'),
+    'lab': ('test_keystone_auth.py', 'test_openstack_provider.py', 'test_service_deploy.py'),
+    'real_guests': ('test_real_guests.py',),
+    'built_image': ('test_release_image.py',),
+}
+
+
+def tier_of(item):
+    """The tier of a collected test: its own marker (of several, the one that needs most),
+    else its file's."""
+    own = [m.name for m in item.iter_markers() if m.name in TIERS]
+    if own:
+        return max(own, key=TIERS.index)
+    if item.path.parent.name == 'unit':
+        return 'unit'
+    for tier, files in FILE_TIERS.items():
+        if item.path.name in files:
+            return tier
+    raise pytest.UsageError('%s has no tier: add it to FILE_TIERS in tests/conftest.py'
+                            % item.path.name)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        item.add_marker(getattr(pytest.mark, tier_of(item)))
     rank = dict((name, index) for index, name in enumerate(SLOWEST_FIRST))
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOWEST_FIRST)))
 

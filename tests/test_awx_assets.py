@@ -3,7 +3,7 @@ Magnum" credential type, the controller inventory, the project and a job templat
 survey per entry playbook.
 
 No AWX can run here (it is not on PyPI and needs its own services): the real `awx import`
-(awxkit's CLI) loads the file into a stand-in of AWX's API (tests/awx_standin.py: AWX's
+(awxkit's CLI) loads the file into a stand-in of AWX's API (tests/standins/awx_standin.py: AWX's
 addresses, POST fields and refusals, a real git checkout of the project), and the file is
 checked as AWX's API validates what it is given (survey specs: awx/api/views
 JobTemplateSurveySpec._validate_spec_data; credential type inputs and injectors:
@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from ansible_collections.openstack.magnum.plugins.filter.core import cluster_create_input
-from awx_standin import AwxStandIn, credential_type_errors, survey_errors
+from standins.awx_standin import AwxStandIn, credential_type_errors, survey_errors
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

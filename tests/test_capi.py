@@ -1,5 +1,5 @@
 """The Cluster API driver's parts that need a management cluster, against the project's
-stand-in API server (tests/k8s_standin.py; no kube-apiserver can run in CI) with the real
+stand-in API server (tests/standins/k8s_standin.py; no kube-apiserver can run in CI) with the real
 helm binary and a stand-in of the openstack-cluster chart (tests/fixtures/openstack-cluster:
 no chart repository is reachable from CI)."""
 
@@ -13,7 +13,7 @@ import re
 import pytest
 import yaml
 from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
-from capi_play import KubeObjects, PlayCapi, StandInObjects
+from standins.capi_play import KubeObjects, PlayCapi, StandInObjects
 from conftest import HELM, NEEDS_LAB, REPO, helm, wait_for
 from test_openstack_provider import CLOUD, IMAGE, KEYPAIR, conn, lab
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(not HELM, reason='needs helm (python3 scripts/in
 @contextlib.contextmanager
 def management_cluster(tmp_path):
     """A stand-in management cluster: yields (api, kubeconfig path) of an admin of its CA."""
-    from k8s_standin import StandIn
+    from standins.k8s_standin import StandIn
     tmp_path.mkdir(parents=True, exist_ok=True)
     ca_cert, ca_key = tls.create_ca('management-ca')
     api = StandIn(ca_cert, ca_key, tmp_path).start()
@@ -107,7 +107,7 @@ def test_a_cluster_through_cluster_api_from_openstack_coe_to_its_release_and_bac
 
 
 @lab_test
-@pytest.mark.docker
+@pytest.mark.real_node
 @pytest.mark.skipif(not (os.environ.get('MAGNUM_K8S_ARTIFACTS') and CRDS), reason=(
     'needs a real management cluster: set MAGNUM_K8S_ARTIFACTS (a control plane, '
     'tests/test_kubernetes.py) and MAGNUM_CAPI_CRDS (the CRDs of Cluster API and CAPO)'))

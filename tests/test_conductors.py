@@ -17,7 +17,7 @@ LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'kp'}
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.skipif(
+pytestmark = [pytest.mark.postgres, pytest.mark.skipif(
     not TRANSPORT_URL, reason='conductors need a RabbitMQ: MAGNUM_TEST_TRANSPORT_URL '
                               '(.ci/run sets it)')]
 

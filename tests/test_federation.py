@@ -23,7 +23,7 @@ import requests
 import yaml
 
 from conftest import HELM, REPO, ApiServer, api_settled, free_port, helm, wait_for
-from k8s_standin import StandIn
+from standins.k8s_standin import StandIn
 from test_swarm import Rest
 
 pytestmark = pytest.mark.skipif(not HELM, reason='needs helm (python3 scripts/install_helm.py)')

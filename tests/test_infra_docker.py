@@ -26,7 +26,7 @@ def docker_ok():
     return subprocess.run(['docker', 'info'], capture_output=True).returncode == 0
 
 
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(
+pytestmark = [pytest.mark.real_node, pytest.mark.skipif(
     not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '
                             '.ci/run installs and starts them')]
 

@@ -23,7 +23,7 @@ import yaml
 
 from conftest import (LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, ApiServer, debian_image,
                       lab_connect, wait_for)
-from keystone_counter import CountingProxy
+from standins.keystone_counter import CountingProxy
 
 pytestmark = NEEDS_LAB
 OPENSTACK = str(Path(sys.executable).parent / 'openstack')
@@ -58,7 +58,7 @@ def identities(tmp_path, project, provider='none', args=(), trustees=False, gues
     ``guest_host``: the cloud as a real one's guests reach it - every endpoint of the run's
     region (Keystone, Nova, Neutron, Glance, the API as container-infra and its Heat view
     as orchestration) at that address of the host, relayed to the services on the
-    loopback (tests/tcp_relay.py), and every cloud (the validator's too, in the run's
+    loopback (tests/standins/tcp_relay.py), and every cloud (the validator's too, in the run's
     region, without the counter) signing in there."""
     admin = lab_connect(LAB_CLOUDS_YAML)
     with open(LAB_CLOUDS_YAML) as f:
@@ -136,7 +136,8 @@ def guest_endpoints(admin, base, host, api_port, make):
     endpoints = [e for e in admin.identity.endpoints(region_id=base.get('region_name'))
                  if services.get(e.service_id) in wanted]
     ports = sorted(set(urlsplit(e.url).port for e in endpoints) | {api_port})
-    relay = subprocess.Popen([sys.executable, str(Path(__file__).parent / 'tcp_relay.py')] + [
+    relay_script = Path(__file__).parent / 'standins/tcp_relay.py'
+    relay = subprocess.Popen([sys.executable, str(relay_script)] + [
         '%s:%d=127.0.0.1:%d' % (host, port, port) for port in ports],
         stdout=subprocess.PIPE, text=True)
     assert relay.stdout.readline().startswith('relaying'), 'the relay did not start'

@@ -38,7 +38,7 @@ from test_swarm import Playbooks, Rest
 
 ARTIFACTS = os.environ.get('MAGNUM_K8S_ARTIFACTS')
 CALICO_FIXTURE = pathlib.Path(__file__).parent / 'fixtures' / 'calico.yaml'
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(
+pytestmark = [pytest.mark.real_node, pytest.mark.skipif(
     not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '
                             '.ci/run installs and starts them')]
 needs_artifacts = pytest.mark.skipif(
@@ -503,7 +503,7 @@ def standin_cluster(tmp_path, keep_alive=False):
     The playbooks, roles, modules and store the tests run on it are the real ones."""
     from ansible_collections.openstack.magnum.plugins.module_utils.core import (
         lifecycle, store as store_mod)
-    from k8s_standin import StandIn
+    from standins.k8s_standin import StandIn
     url = 'sqlite:///%s' % (tmp_path / 'm.sqlite')
     store, scope = store_mod.Store(url), lifecycle.Scope(lifecycle.DEFAULT_PROJECT)
     lifecycle.create_template(store, {'name': 'kt', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -536,7 +536,7 @@ def test_health_reads_the_api_through_its_address_with_a_certificate_of_the_clus
     as Magnum's monitor records them. The conductor's read without a playbook
     (api/health_check.py) finds and records the same, each time, over one kept
     connection."""
-    from k8s_standin import node
+    from standins.k8s_standin import node
     from api.health_check import HealthChecks
     with standin_cluster(tmp_path, keep_alive=True) as (url, store, uuid, api):
         checks = HealthChecks(store)
@@ -583,7 +583,7 @@ def test_auto_healing_replaces_a_worker_that_stays_not_ready(tmp_path):
     the same count naming it in nodes_to_remove. Once, not every round; masters and
     healthy workers are left alone."""
     from ansible_collections.openstack.magnum.plugins.module_utils.core import jobs, lifecycle
-    from k8s_standin import node
+    from standins.k8s_standin import node
     with standin_cluster(tmp_path) as (url, store, uuid, api):
         cluster = store.get('cluster', uuid)
         store.update('cluster', uuid, {'labels': dict(cluster['labels'],
@@ -623,7 +623,7 @@ def test_cluster_config_gives_a_kubeconfig_that_the_clusters_api_accepts(tmp_pat
     system:masters) is accepted by an API server that requires the cluster's CA."""
     import yaml
     from kubernetes import client as kube_client, config as kube_config
-    from k8s_standin import node
+    from standins.k8s_standin import node
     with standin_cluster(tmp_path) as (url, _store, _uuid, api):
         api.nodes = [node('k-master-0'), node('k-node-0')]
         server = ApiServer(url, REPO, tmp_path, provider='none').start()
@@ -671,7 +671,7 @@ def test_a_shrink_naming_no_node_picks_the_emptiest_of_the_group_from_the_api(tm
     api_address: the nodes running the fewest pods that count leave (DaemonSet pods and
     finished ones do not count; another group's idle node is not a candidate); with the
     API out of reach the provider's choice stands and the shrink goes on."""
-    from k8s_standin import node, pod
+    from standins.k8s_standin import node, pod
     book, out = tmp_path / 'removal_order.yml', tmp_path / 'picked.json'
     book.write_text(REMOVAL_ORDER)
     group = {'magnum.openstack.org/nodegroup': 'default-worker'}
@@ -734,7 +734,7 @@ def test_an_upgrade_batch_waits_for_its_nodes_on_the_new_version(tmp_path):
     kubelet's version, goes on once it reports the new one, and after
     kubernetes_ready_timeout fails naming the nodes that are not there, with what the
     API says of them (or kubectl's error when the API cannot be reached)."""
-    from k8s_standin import node
+    from standins.k8s_standin import node
     book = tmp_path / 'wait_version.yml'
     book.write_text(WAIT_VERSION)
     with standin_cluster(tmp_path) as (url, store, uuid, api):
@@ -1094,7 +1094,7 @@ def cloud_made(conn, uuid):
 
 
 @needs_artifacts
-@pytest.mark.openstack
+@pytest.mark.lab
 @pytest.mark.skipif(not LAB_CLOUD or not LAB_CLOUDS_YAML, reason=NEEDS_LAB[1].kwargs['reason'])
 def test_openstack_addons_on_local_nodes_pointed_at_the_lab(tmp_path):
     """cloud_provider_enabled and volume_driver=cinder on local nodes whose jobs are given

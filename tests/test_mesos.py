@@ -66,7 +66,7 @@ def api(tmp_path, args=(), **env):
                      provider='docker', env=data, args=list(args))
 
 
-@pytest.mark.docker
+@pytest.mark.real_node
 @NEEDS_DOCKER
 def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms_a_quorum(
         tmp_path):
@@ -137,7 +137,7 @@ def test_without_artifacts_a_cluster_fails_before_its_nodes_then_zookeeper_forms
         server.stop()
 
 
-@pytest.mark.docker
+@pytest.mark.real_node
 @NEEDS_DOCKER
 @pytest.mark.skipif(not ARTIFACTS, reason='needs Mesos and Marathon: set MAGNUM_MESOS_ARTIFACTS '
                     'to a directory of their .debs (or bin/mesos-master, bin/mesos-agent and '

@@ -841,7 +841,7 @@ def counted_api(lab, project_dir, tmp_path, store):
     """An API on the lab (provider openstack, store ``store`` in ``tmp_path``) whose
     Keystone logins are counted: yields its /v1/ URL and the counter, stops both."""
     from conftest import ApiServer
-    from keystone_counter import counted_clouds_yaml
+    from standins.keystone_counter import counted_clouds_yaml
     proxied = tmp_path / 'clouds.yaml'
     proxy = counted_clouds_yaml(lab, CLOUD, proxied)
     server = ApiServer('sqlite:///%s' % (tmp_path / store), project_dir, tmp_path,

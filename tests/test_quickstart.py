@@ -8,7 +8,7 @@ docker, dockerd and debootstrap are not to be found (each folder that holds one 
 by a folder of links to all its other files) and /run is empty, so no engine's socket
 answers. Its `apt-get`, first on PATH, installs a package by linking its programs back,
 and it records what it was asked; docker.io's `dockerd` is
-tests/engine_relay.py, which serves this host's engine at /run/docker.sock - the
+tests/standins/engine_relay.py, which serves this host's engine at /run/docker.sock - the
 machine's engine, which killing the relay stops for that machine alone. Everything else
 is real: the script, the API it starts, the playbooks, the engine, the nodes.
 """
@@ -28,7 +28,7 @@ from conftest import REPO, free_port, wait_for
 from test_infra_docker import docker_ok, nothing_left, remove_leftovers
 
 HOST_ENGINE = '/run/docker.sock'
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(
+pytestmark = [pytest.mark.real_node, pytest.mark.skipif(
     not docker_ok() or not os.path.exists(HOST_ENGINE) or os.getuid() != 0
     or not shutil.which('unshare') or not shutil.which('nsenter')
     or not (REPO / '.venv/bin/magnum-ansible-api').exists(),
@@ -65,7 +65,7 @@ class FreshMachine:
         relayed = self.dir / 'engine.sock'
         if dockerd == 'relay':
             dockerd_text = 'exec %s %s /run/docker.sock %s\n' % (
-                sys.executable, REPO / 'tests/engine_relay.py', relayed)
+                sys.executable, REPO / 'tests/standins/engine_relay.py', relayed)
         else:
             dockerd_text = ('echo "failed to start daemon: Error initializing network controller:'
                             ' error creating default bridge network" >&2\nexit 1\n')

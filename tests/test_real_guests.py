@@ -19,14 +19,14 @@ import time
 
 import pytest
 
-from conftest import BIN, LAB_CLOUD, LAB_CLOUDS_YAML, NEEDS_LAB, REPO, ansible_env, wait_for
+from conftest import BIN, LAB_CLOUD, LAB_CLOUDS_YAML, LAB_SKIP, REPO, ansible_env, wait_for
 from conftest import lab_connect as connect
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
     cloud_servers)
 from test_keystone_auth import RUN, coe, identities, lab_region_connection
 
-pytestmark = NEEDS_LAB + [pytest.mark.real_guests]
+pytestmark = [LAB_SKIP, pytest.mark.real_guests]
 GUEST_FLAVOR = 'g1.small'   # the lab's flavor for real guests (768 MiB)
 IMAGE = 'debian-12-magnum'
 
@@ -614,7 +614,7 @@ def kubernetes_on_guests(cloud, image, env, tmp_path):
 
 
 # The lab's public network's gateway: the host's address on br-ex, where the guests reach
-# the cloud's APIs (tests/tcp_relay.py relays them there from the host's loopback).
+# the cloud's APIs (tests/standins/tcp_relay.py relays them there from the host's loopback).
 GUEST_GATEWAY = '10.113.0.1'
 ADDON_ARCHIVES = ('openstack-cloud-controller-manager', 'metrics-server', 'cluster-autoscaler')
 ADDON_CHARTS = ('openstack-cloud-controller-manager-2.36.0', 'metrics-server-3.13.0')

@@ -6,7 +6,6 @@ import sys
 import time
 import uuid as uuidlib
 
-import pytest
 import requests
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import jobs, store as store_mod
@@ -39,7 +38,6 @@ def get(server, path):
     return requests.get(server.url + path, headers=LATEST, timeout=30)
 
 
-@pytest.mark.slow
 def test_kill_9_during_a_job_then_restart(db_url, project, tmp_path):
     server = ApiServer(db_url, project, tmp_path).start()
     try:
@@ -73,7 +71,6 @@ def test_kill_9_during_a_job_then_restart(db_url, project, tmp_path):
         server.stop()
 
 
-@pytest.mark.slow
 def test_create_timeout_ends_create_failed(api_server):
     post(api_server, '/v1/clustertemplates', TPL)
     post(api_server, '/v1/clusters', {'name': 'late', 'cluster_template_id': 'tpl',

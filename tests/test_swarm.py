@@ -20,7 +20,7 @@ from test_infra_docker import (docker_inspect, docker_ls, docker_ok, host_addres
                                refused_from, remove_leftovers)
 
 OPENSTACK = str(BIN / 'openstack')
-pytestmark = [pytest.mark.docker, pytest.mark.skipif(
+pytestmark = [pytest.mark.real_node, pytest.mark.skipif(
     not docker_ok(), reason='needs a running Docker engine (dockerd) and debootstrap; '
                             '.ci/run installs and starts them')]
 TEMPLATE = ['--coe', 'swarm', '--image', 'debian-12', '--external-network', 'public',

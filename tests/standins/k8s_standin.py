@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
 
-import k8s_protobuf
+from standins import k8s_protobuf
 
 RESOURCES = {'nodes': 'Node', 'pods': 'Pod'}
 # (group, version) -> [(plural, kind, namespaced)] kept as objects.

@@ -1,5 +1,5 @@
 """Just enough of Kubernetes' protobuf encoding for the stand-in API server
-(tests/k8s_standin.py) to read what client-go sends that way: Helm stores its releases
+(tests/standins/k8s_standin.py) to read what client-go sends that way: Helm stores its releases
 as Secrets and client-go posts core objects as protobuf (the ``k8s\\x00`` envelope
 around a ``runtime.Unknown``), which has no JSON fallback. Only Secrets and ConfigMaps
 are decoded: their ObjectMeta (name, generateName, namespace, resourceVersion, labels,

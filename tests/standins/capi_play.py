@@ -28,7 +28,7 @@ def differs(obj, status):
 
 
 class StandInObjects:
-    """The stand-in (tests/k8s_standin.py) through its request handler, as a client's
+    """The stand-in (tests/standins/k8s_standin.py) through its request handler, as a client's
     requests would reach it (a merge patch of one field never overwrites another's
     change made meanwhile, e.g. Helm's)."""
 
@@ -39,7 +39,7 @@ class StandInObjects:
         return self.api.find(kind, namespace)
 
     def _path(self, obj, sub=''):
-        from k8s_standin import STORED
+        from standins.k8s_standin import STORED
         group, _, version = obj['apiVersion'].rpartition('/')
         plural = [p for p, kind, _ns in STORED[(group, version)] if kind == obj['kind']][0]
         return '/apis/%s/%s/namespaces/%s/%s/%s%s' % (
