@@ -10,6 +10,9 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     jobs, lifecycle, secrets, states, store as store_mod, tls)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
     Conflict, Invalid, NotFound, OperationNotAllowed, ResourceLimitExceeded)
+# The writers spawned below import this module, not conftest: the driver registry's import
+# hands their core its drivers, as every entry point's does.
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.registry import DRIVERS
 
 SCOPE = lifecycle.Scope('p1')
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -19,6 +22,7 @@ TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
 def make(url):
     store = store_mod.Store(url)
     tpl = lifecycle.create_template(store, dict(TPL), SCOPE)
+    assert tpl['driver'] == DRIVERS.find('kubernetes', 'vm', 'debian').name
     return store, tpl
 
 
