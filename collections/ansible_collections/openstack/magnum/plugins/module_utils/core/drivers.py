@@ -23,7 +23,7 @@ _HANDED = []
 
 def hand(drivers):
     """Give the core the deployment's drivers (a sequence of driver_spec.Driver)."""
-    _HANDED[:] = [drivers if isinstance(drivers, Drivers) else Drivers(drivers)]
+    _HANDED[:] = [Drivers(drivers)]
     return _HANDED[0]
 
 
@@ -33,10 +33,6 @@ def registry():
         raise RuntimeError("No drivers were handed to the core: import "
                            "module_utils.drivers.registry first.")
     return _HANDED[0]
-
-
-def coes():
-    return registry().coes
 
 
 def find(coe, server_type, os_distro, labels=None):
