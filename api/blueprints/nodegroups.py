@@ -69,7 +69,8 @@ def create(cluster_ident):
         for key in ('node_labels', 'node_taints'):
             data.pop(key, None)
     with store.write(lock=lifecycle.cluster_lock(cluster)):
-        group = lifecycle.create_nodegroup(store, cluster, data, g.scope)
+        group = lifecycle.create_nodegroup(store, cluster, data, g.scope,
+                                           settings=ctx.core_settings())
         ctx.executor().submit('nodegroup_create', {
             'cluster_uuid': cluster['uuid'], 'nodegroup': group['uuid']},
             cluster_id=cluster['uuid'], resource_id=group['uuid'])

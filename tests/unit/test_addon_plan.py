@@ -284,22 +284,22 @@ def test_cinder_csi_comes_with_the_cinder_volume_driver_as_magnums_default_stora
     assert 'cinder-csi' not in cloud_plan('openstack', {'volume_driver': 'cinder'},
                                           cinder_csi_enabled='false')
     with pytest.raises(Invalid, match='cinder_csi_enabled requires volume_driver=cinder'):
-        labels.validate({'cinder_csi_enabled': 'true'}, cluster_user_trust=True)
+        labels.validate({'cinder_csi_enabled': 'true'}, coe='kubernetes', cluster_user_trust=True)
 
 
 def test_cinder_csi_follows_the_services_cluster_user_trust_as_the_credential_is_handed_over():
     """Accepted either way (Magnum 23 accepts it; Horizon's form picks Cinder by default);
     unset, the cluster records CSI off unless the service hands credentials over."""
-    labels.validate({}, volume_driver='cinder')
-    labels.validate({}, volume_driver='cinder', cluster_user_trust=True)
+    labels.validate({}, coe='kubernetes', volume_driver='cinder')
+    labels.validate({}, coe='kubernetes', volume_driver='cinder', cluster_user_trust=True)
     assert labels.csi_default({}, 'cinder', False) == {'cinder_csi_enabled': 'false'}
     assert labels.csi_default({}, 'cinder', True) == {}
     assert labels.csi_default({'cinder_csi_enabled': 'true'}, 'cinder', False) == {
         'cinder_csi_enabled': 'true'}
     assert labels.csi_default({}, None, False) == {}
     with pytest.raises(Invalid, match='requires cloud_provider_enabled=true'):
-        labels.validate({'cinder_csi_enabled': 'true'}, volume_driver='cinder')
-    labels.validate({'cinder_csi_enabled': 'false'}, volume_driver='cinder')
+        labels.validate({'cinder_csi_enabled': 'true'}, coe='kubernetes', volume_driver='cinder')
+    labels.validate({'cinder_csi_enabled': 'false'}, coe='kubernetes', volume_driver='cinder')
     # What the cluster's delete then removes from the cloud on local nodes.
     assert addons.cloud_addons({}, {'volume_driver': 'cinder'})['makes'] == ['cinder-csi']
     assert addons.cloud_addons({'cloud_provider_enabled': 'true'}, {})['makes'] == [
@@ -352,7 +352,7 @@ def test_keystone_auth_puts_the_webhook_before_rbac_on_every_master():
     assert k8s.settings({'labels': {'keystone_auth_enabled': 'true', 'kube_tag': 'v1.31.0'}},
                         TEMPLATE)['keystone_authz_api'] == 'apiserver.config.k8s.io/v1beta1'
     with pytest.raises(Invalid, match='needs kube_tag v1.30.0 or later'):
-        labels.validate({'keystone_auth_enabled': 'true', 'kube_tag': 'v1.29.4'})
+        labels.validate({'keystone_auth_enabled': 'true', 'kube_tag': 'v1.29.4'}, coe='kubernetes')
     with pytest.raises(Invalid, match='needs Kubernetes v1.30 or later'):
         k8s.settings({'labels': {'keystone_auth_enabled': 'true', 'kube_tag': 'v1.29.4'}},
                      TEMPLATE)
@@ -410,12 +410,12 @@ def test_the_autoscaler_scales_the_default_workers_between_the_labels_through_ma
     # The guide's min_node_count default is 1; max_node_count has none: it is required.
     assert labels.autoscaling_bounds({'max_node_count': '3'}) == (1, 3)
     with pytest.raises(Invalid, match='auto_scaling_enabled needs max_node_count'):
-        labels.validate({'auto_scaling_enabled': 'true'}, cluster_user_trust=True)
+        labels.validate({'auto_scaling_enabled': 'true'}, coe='kubernetes', cluster_user_trust=True)
     with pytest.raises(Invalid, match='below min_node_count'):
         labels.validate({'auto_scaling_enabled': 'true', 'min_node_count': '4',
-                         'max_node_count': '2'}, cluster_user_trust=True)
+                         'max_node_count': '2'}, coe='kubernetes', cluster_user_trust=True)
     with pytest.raises(Invalid, match='needs cluster_user_trust'):
-        labels.validate({'auto_scaling_enabled': 'true', 'max_node_count': '2'})
+        labels.validate({'auto_scaling_enabled': 'true', 'max_node_count': '2'}, coe='kubernetes')
     # A service that would hand it an application credential refuses it up front.
     with pytest.raises(Invalid, match='gives clusters no trust'):
         labels.check_controller_credential({'auto_scaling_enabled': 'true'}, True)

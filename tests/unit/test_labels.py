@@ -37,7 +37,6 @@ def test_parse_rejects_malformed(bad):
     {'mesos_slave_image_providers': 'rkt'},
     {'swarm_strategy': 'random-ish'},
     {'etcd_blockdevice_type': 'tmpfs'},
-    {'kube_tag': 'latest'},
 ])
 def test_known_label_values_are_checked(given):
     with pytest.raises(Invalid):
@@ -61,18 +60,24 @@ def test_unknown_labels_pass_untouched():
     ({}, {'cluster_distro': 'fedora-coreos', 'docker_storage_driver': 'devicemapper'},
      'devicemapper'),
     ({'min_node_count': '5', 'max_node_count': '2'}, {}, 'max_node_count'),
+    ({'kube_tag': 'latest'}, {}, 'vX.Y.Z'),
 ])
 def test_interdependencies(given, kwargs, message):
     with pytest.raises(Invalid, match=message):
-        labels.validate(given, **kwargs)
+        labels.validate(given, coe='kubernetes', **kwargs)
+    # The rules are the Kubernetes driver's: another COE's clusters do not read these
+    # labels, only their values are checked.
+    labels.validate(given, coe='swarm', **kwargs)
 
 
 def test_interdependencies_satisfied():
     labels.validate({'cinder_csi_enabled': 'true', 'cloud_provider_enabled': 'true'},
-                    volume_driver='cinder', cluster_user_trust=True)
-    labels.validate({'prometheus_adapter_enabled': 'true', 'monitoring_enabled': 'true'})
-    labels.validate({'kube_tag': 'v1.18.2', 'use_podman': 'true'}, cluster_distro='fedora-atomic')
-    labels.validate({'kube_tag': 'v1.30.0'}, network_driver='calico')
+                    coe='kubernetes', volume_driver='cinder', cluster_user_trust=True)
+    labels.validate({'prometheus_adapter_enabled': 'true', 'monitoring_enabled': 'true'},
+                    coe='kubernetes')
+    labels.validate({'kube_tag': 'v1.18.2', 'use_podman': 'true'}, coe='kubernetes',
+                    cluster_distro='fedora-atomic')
+    labels.validate({'kube_tag': 'v1.30.0'}, coe='kubernetes', network_driver='calico')
 
 
 def test_merge():

@@ -7,7 +7,7 @@ import pytest
 from ansible_collections.openstack.magnum.plugins.module_utils.core import (
     jobs, lifecycle, operation_run, store as store_mod)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import (
-    Conflict, NotSupported, OperationNotAllowed)
+    Conflict, Invalid, NotSupported, OperationNotAllowed)
 from ansible_collections.openstack.magnum.plugins.module_utils.providers import registry
 
 SCOPE = lifecycle.Scope('p1')
@@ -147,3 +147,28 @@ def test_a_failed_federation_job_ends_its_federations_operation_by_its_record(st
     jobs.fail_operation(store, job, 'Job crashed.')
     ended = store.get('federation', fed['uuid'], by_name=False)
     assert (ended['status'], ended['status_reason']) == ('UPDATE_FAILED', 'Job crashed.')
+
+
+def test_a_node_group_of_a_cluster_with_the_clouds_controller_is_checked_as_its_cluster(
+        tmp_path):
+    """A service that gives clusters a trust takes cloud_provider_enabled and the
+    autoscaler: a node group of such a cluster inherits them and is made, started from a
+    playbook as from the API (it was refused as if the service gave no trust); a service
+    without trusts still refuses them."""
+    trust = {'cluster_user_trust': True}
+    store = store_mod.Store('sqlite:///%s' % (tmp_path / 's.sqlite'))
+    lifecycle.create_template(store, dict(TPL, labels={
+        'cloud_provider_enabled': 'true', 'auto_scaling_enabled': 'true',
+        'max_node_count': '3'}), SCOPE, trust)
+    cluster = lifecycle.record_cluster(store, {'name': 'c1', 'cluster_template_id': 'tpl'},
+                                       SCOPE, trust)
+    cluster = lifecycle.end_operation(store, cluster, 'create', True)
+    with pytest.raises(Invalid, match='cluster_user_trust is False'):
+        lifecycle.begin_operation(store, cluster, 'nodegroup_create', scope=SCOPE,
+                                  nodegroup_fields={'name': 'ng1'})
+    changed, started = lifecycle.begin_operation(
+        store, cluster, 'nodegroup_create', scope=SCOPE, nodegroup_fields={'name': 'ng1'},
+        settings=trust)
+    assert changed and started['status'] == 'UPDATE_IN_PROGRESS'
+    group = lifecycle.get_nodegroup(store, started, 'ng1')
+    assert group['labels']['cloud_provider_enabled'] == 'true'

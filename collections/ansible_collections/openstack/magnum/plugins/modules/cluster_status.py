@@ -158,7 +158,8 @@ class ClusterStatusModule(MagnumModule):
                 self.store, cluster, p['operation'], started_by_job=bool(p['job_uuid']),
                 scope=self.scope, node_count=p['node_count'], nodegroup=p['nodegroup'],
                 nodes_to_remove=p['nodes_to_remove'], cluster_template=p['cluster_template'],
-                max_batch_size=p['max_batch_size'], nodegroup_fields=p['nodegroup_fields'])
+                max_batch_size=p['max_batch_size'], nodegroup_fields=p['nodegroup_fields'],
+                settings=self.core_settings)
             self.exit_json(changed=changed, cluster=_public(cluster))
         if self.check_mode:
             self.exit_json(changed=True, cluster=_public(cluster))

@@ -142,7 +142,7 @@ class NodegroupModule(MagnumModule):
                 self.exit_json(changed=True, nodegroup=None)
             data = dict(wanted, name=self.params['name'])
             group = lifecycle.create_nodegroup(self.store, cluster, data, self.scope,
-                                               start=False)
+                                               start=False, settings=self.core_settings)
             self.exit_json(changed=True, nodegroup=_public(group))
         patched = dict(current)
         for key in fields.NODEGROUP_UPDATABLE:

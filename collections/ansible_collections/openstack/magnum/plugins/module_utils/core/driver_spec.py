@@ -21,13 +21,16 @@ VOLUME_MINIMUM = {'devicemapper': 3, 'overlay': 1, 'overlay2': 1}
 
 def coe_facts(network_drivers, default_network_driver, volume_drivers, api_port,
               api_ports=None, storage_drivers=('devicemapper', 'overlay', 'overlay2'),
-              default_storage_driver='devicemapper', labels=None):
+              default_storage_driver='devicemapper', labels=None, check_labels=None):
     """What Magnum's API takes for a COE's templates (the choices of network, volume and
     storage drivers, their defaults), where its API listens (``api_ports``: the ports a
     load balancer in front of the masters serves, the first the API's) and the labels the
     user guide gives its clusters (``labels``: name -> (kind, allowed values or None), the
-    kinds of core/labels.py), whose values the core checks."""
-    return {'labels': dict(labels or {}), 'network_drivers': tuple(network_drivers),
+    kinds of core/labels.py), whose values the core checks, and the rules among them
+    (``check_labels(labels, **context)``, raising Invalid; core/labels.py's validate says
+    the context)."""
+    return {'labels': dict(labels or {}), 'check_labels': check_labels,
+            'network_drivers': tuple(network_drivers),
             'default_network_driver': default_network_driver,
             'volume_drivers': tuple(volume_drivers),
             'storage_drivers': tuple(storage_drivers),

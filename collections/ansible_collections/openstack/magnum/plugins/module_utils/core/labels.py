@@ -199,9 +199,11 @@ def check_controller_credential(labels, application_credential_only):
                       "trust: its operator sets a trustee domain (--trustee-domain).")
 
 
-def validate(labels, coe=None, network_driver=None, volume_driver=None,
-             cluster_distro=None, docker_storage_driver=None, cluster_user_trust=False):
-    """Check known label values and the inter-dependencies of the guide.
+def validate(labels, coe=None, **context):
+    """Check the known labels' values (the catalogue: the common ones and the handed
+    drivers'), then, given the ``coe``, the rules among its labels its driver declares
+    (coe_facts' ``check_labels``, called with the labels and ``context``: network_driver,
+    volume_driver, cluster_distro, docker_storage_driver, cluster_user_trust).
 
     ``labels`` is the effective label dict. Raises ``Invalid``.
     """
@@ -209,63 +211,9 @@ def validate(labels, coe=None, network_driver=None, volume_driver=None,
     for key, value in labels.items():
         if key in known:
             _check_value(key, value, *known[key])
-
-    def on(key):
-        return to_bool(labels.get(key))
-
-    def set_true(key):
-        return key in labels and on(key)
-
-    if set_true('cloud_provider_enabled') and not cluster_user_trust:
-        raise Invalid("cloud_provider_enabled can not be set to True when "
-                      "cluster_user_trust is False.")
-    if set_true('cinder_csi_enabled'):
-        if volume_driver != 'cinder':
-            raise Invalid("cinder_csi_enabled requires volume_driver=cinder.")
-        if not cluster_user_trust and not set_true('cloud_provider_enabled'):
-            raise Invalid("cinder_csi_enabled requires cloud_provider_enabled=true "
-                          "(and cluster_user_trust enabled in the service).")
-    if on('auto_scaling_enabled'):
-        autoscaling_bounds(labels)
-        if not cluster_user_trust:
-            raise Invalid("auto_scaling_enabled gives the cluster autoscaler the cluster's "
-                          "OpenStack credential: that needs cluster_user_trust enabled in "
-                          "the service.")
-    if set_true('prometheus_adapter_enabled') and not on('monitoring_enabled'):
-        raise Invalid("prometheus_adapter_enabled=true requires monitoring_enabled=true.")
-    helm = version_tuple(labels.get('helm_client_tag'))
-    if helm is not None and helm < (3, 0, 0):
-        needs_tiller = [k for k in ('monitoring_enabled', 'metrics_server_enabled')
-                        if on(k)]
-        if labels.get('ingress_controller') == 'nginx':
-            needs_tiller.append('ingress_controller=nginx')
-        if needs_tiller and not on('tiller_enabled'):
-            raise Invalid("helm_client_tag %s (< v3.0.0) needs tiller_enabled=true for %s."
-                          % (labels['helm_client_tag'], ', '.join(needs_tiller)))
-        if on('tiller_enabled') and labels.get('tiller_tag') and \
-                labels['tiller_tag'] != labels['helm_client_tag']:
-            raise Invalid("tiller_tag must equal helm_client_tag when helm < v3.0.0.")
-    kube = version_tuple(labels.get('kube_tag'))
-    if 'kube_tag' in labels and kube is None:
-        raise Invalid("Label kube_tag must look like vX.Y.Z, not %r." % labels['kube_tag'])
-    if on('keystone_auth_enabled') and kube is not None and kube < (1, 30, 0):
-        raise Invalid("keystone_auth_enabled needs kube_tag v1.30.0 or later (the API "
-                      "server's structured authorization).")
-    if network_driver == 'calico' and kube is not None and kube < (1, 9, 3):
-        raise Invalid("The calico network driver needs kube_tag v1.9.3 or later.")
-    if cluster_distro == 'fedora-atomic' and kube is not None and kube >= (1, 16, 0) \
-            and not on('use_podman'):
-        raise Invalid("Fedora Atomic with kube_tag v1.16.0 or later requires use_podman=true.")
-    if cluster_distro == 'fedora-coreos':
-        if 'use_podman' in labels and not on('use_podman'):
-            raise Invalid("The Fedora CoreOS driver only supports use_podman=true.")
-        if docker_storage_driver == 'devicemapper':
-            raise Invalid("The Fedora CoreOS driver does not support the devicemapper "
-                          "docker storage driver.")
-    if 'min_node_count' in labels and 'max_node_count' in labels and \
-            int(labels['min_node_count']) > int(labels['max_node_count']):
-        raise Invalid("Label min_node_count (%s) is greater than max_node_count (%s)."
-                      % (labels['min_node_count'], labels['max_node_count']))
+    rules = drivers.coe_facts(coe).get('check_labels') if coe else None
+    if rules is not None:
+        rules(labels, **context)
     return labels
 
 

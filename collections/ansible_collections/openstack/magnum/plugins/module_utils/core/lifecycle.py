@@ -284,14 +284,16 @@ def get_nodegroup(store, cluster, ident):
     return store.get('nodegroup', ident, parent=cluster['uuid'])
 
 
-def create_nodegroup(store, cluster, data, scope, start=True):
+def create_nodegroup(store, cluster, data, scope, start=True, settings=None):
     """Record a node group; with ``start`` also move the cluster to UPDATE_IN_PROGRESS.
 
     Both happen in one transaction after the state-machine check, so a busy
     cluster never gets a half-recorded group.
     """
     template = store.get('cluster_template', cluster['cluster_template_id'], by_name=False)
-    group = model.build_nodegroup(data, cluster, template, project_id=cluster['project_id'])
+    group = model.build_nodegroup(
+        data, cluster, template, project_id=cluster['project_id'],
+        cluster_user_trust=(settings or {}).get('cluster_user_trust', False))
     if store.find('nodegroup', cluster_id=cluster['uuid'], name=group['name']):
         raise Conflict("A node group with name %s already exists in the cluster %s."
                        % (group['name'], cluster['name']))
@@ -415,14 +417,15 @@ def begin_operation(store, cluster, operation, started_by_job=False, scope=None,
 
 def start_operation(store, cluster, operation, scope=None, node_count=None, nodegroup=None,
                     nodes_to_remove=None, cluster_template=None, max_batch_size=None,
-                    nodegroup_fields=None):
+                    nodegroup_fields=None, settings=None):
     """Check ``operation`` on ``cluster`` as the API does and move the cluster to its
     running status, with the cluster's lock (the API's requests take it too). A
     nodegroup_create given ``nodegroup_fields`` records the group with the start, in one
     transaction, as the API's POST does."""
     check_driver_operation(store, cluster, operation)
     if operation == 'nodegroup_create' and nodegroup_fields is not None:
-        create_nodegroup(store, cluster, nodegroup_fields, scope, start=True)
+        create_nodegroup(store, cluster, nodegroup_fields, scope, start=True,
+                         settings=settings)
         return store.get('cluster', cluster['uuid'], by_name=False)
     with store.write(lock=cluster_lock(cluster)):
         current = store.get('cluster', cluster['uuid'], by_name=False)

@@ -331,7 +331,7 @@ def check_upgrade(cluster, current_template, new_template, max_batch_size):
 
 # -------------------------------------------------------------- node groups
 
-def build_nodegroup(data, cluster, template, project_id=None):
+def build_nodegroup(data, cluster, template, project_id=None, cluster_user_trust=False):
     given = fields.take(fields.NODEGROUP, data, allowed=fields.NODEGROUP_CREATE_INPUT,
                         argument='nodegroup')
     if not given.get('name'):
@@ -349,7 +349,12 @@ def build_nodegroup(data, cluster, template, project_id=None):
         else None
     effective, overridden, added, skipped = labels_mod.merge(
         cluster.get('labels'), given_labels, group['merge_labels'])
-    labels_mod.validate(effective, coe=template['coe'])
+    labels_mod.validate(effective, coe=template['coe'],
+                        network_driver=template.get('network_driver'),
+                        volume_driver=template.get('volume_driver'),
+                        cluster_distro=template.get('cluster_distro'),
+                        docker_storage_driver=template.get('docker_storage_driver'),
+                        cluster_user_trust=cluster_user_trust)
     group.update(labels=effective, labels_overridden=overridden, labels_added=added,
                  labels_skipped=skipped)
     check_node_counts(group)

@@ -106,7 +106,7 @@ def packages(labels):
 # refuses what it cannot deploy (this one cilium), in Magnum's words for a driver not
 # allowed. Volume driver 'unspecified' is Magnum 23's for none.
 FACTS = coe_facts(('flannel', 'calico', 'cilium'), 'flannel', ('cinder', 'unspecified'), 6443,
-                  labels=k8s_labels.LABELS)
+                  labels=k8s_labels.LABELS, check_labels=k8s_labels.check)
 
 DRIVER = Driver('k8s_kubeadm', 'kubernetes', ('debian', 'ubuntu'), ('kubernetes',), facts=FACTS,
                 picks_nodes_to_remove=True, rebuilds_nodes=True, refuse=refuses,

@@ -9,6 +9,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as L
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
 LABELS = {
     # networking
@@ -99,3 +100,67 @@ LABELS = {
     'etcd_volume_size': (L.INT, None),
     'etcd_volume_type': (L.STR, None),
 }
+
+
+def check(labels, network_driver=None, volume_driver=None, cluster_distro=None,
+          docker_storage_driver=None, cluster_user_trust=False):
+    """The user guide's rules among Kubernetes' labels (Magnum's API checks them for
+    Kubernetes templates, clusters and node groups): add-ons that need the service to hand
+    credentials over (``cluster_user_trust``), or other labels, or a version. Raises
+    ``Invalid``."""
+    def on(key):
+        return L.to_bool(labels.get(key))
+
+    def set_true(key):
+        return key in labels and on(key)
+
+    if set_true('cloud_provider_enabled') and not cluster_user_trust:
+        raise Invalid("cloud_provider_enabled can not be set to True when "
+                      "cluster_user_trust is False.")
+    if set_true('cinder_csi_enabled'):
+        if volume_driver != 'cinder':
+            raise Invalid("cinder_csi_enabled requires volume_driver=cinder.")
+        if not cluster_user_trust and not set_true('cloud_provider_enabled'):
+            raise Invalid("cinder_csi_enabled requires cloud_provider_enabled=true "
+                          "(and cluster_user_trust enabled in the service).")
+    if on('auto_scaling_enabled'):
+        L.autoscaling_bounds(labels)
+        if not cluster_user_trust:
+            raise Invalid("auto_scaling_enabled gives the cluster autoscaler the cluster's "
+                          "OpenStack credential: that needs cluster_user_trust enabled in "
+                          "the service.")
+    if set_true('prometheus_adapter_enabled') and not on('monitoring_enabled'):
+        raise Invalid("prometheus_adapter_enabled=true requires monitoring_enabled=true.")
+    helm = L.version_tuple(labels.get('helm_client_tag'))
+    if helm is not None and helm < (3, 0, 0):
+        needs_tiller = [k for k in ('monitoring_enabled', 'metrics_server_enabled')
+                        if on(k)]
+        if labels.get('ingress_controller') == 'nginx':
+            needs_tiller.append('ingress_controller=nginx')
+        if needs_tiller and not on('tiller_enabled'):
+            raise Invalid("helm_client_tag %s (< v3.0.0) needs tiller_enabled=true for %s."
+                          % (labels['helm_client_tag'], ', '.join(needs_tiller)))
+        if on('tiller_enabled') and labels.get('tiller_tag') and \
+                labels['tiller_tag'] != labels['helm_client_tag']:
+            raise Invalid("tiller_tag must equal helm_client_tag when helm < v3.0.0.")
+    kube = L.version_tuple(labels.get('kube_tag'))
+    if 'kube_tag' in labels and kube is None:
+        raise Invalid("Label kube_tag must look like vX.Y.Z, not %r." % labels['kube_tag'])
+    if on('keystone_auth_enabled') and kube is not None and kube < (1, 30, 0):
+        raise Invalid("keystone_auth_enabled needs kube_tag v1.30.0 or later (the API "
+                      "server's structured authorization).")
+    if network_driver == 'calico' and kube is not None and kube < (1, 9, 3):
+        raise Invalid("The calico network driver needs kube_tag v1.9.3 or later.")
+    if cluster_distro == 'fedora-atomic' and kube is not None and kube >= (1, 16, 0) \
+            and not on('use_podman'):
+        raise Invalid("Fedora Atomic with kube_tag v1.16.0 or later requires use_podman=true.")
+    if cluster_distro == 'fedora-coreos':
+        if 'use_podman' in labels and not on('use_podman'):
+            raise Invalid("The Fedora CoreOS driver only supports use_podman=true.")
+        if docker_storage_driver == 'devicemapper':
+            raise Invalid("The Fedora CoreOS driver does not support the devicemapper "
+                          "docker storage driver.")
+    if 'min_node_count' in labels and 'max_node_count' in labels and \
+            int(labels['min_node_count']) > int(labels['max_node_count']):
+        raise Invalid("Label min_node_count (%s) is greater than max_node_count (%s)."
+                      % (labels['min_node_count'], labels['max_node_count']))
