@@ -48,6 +48,11 @@ def test_load_balancers_take_the_networks_and_the_guides_octavia_labels():
                        'create-monitor': 'false'}
     with pytest.raises(Invalid, match='octavia_lb_algorithm must be one of'):
         cloud_config.load_balancer_section({'octavia_lb_algorithm': 'RANDOM'})
+    # A cloud without Octavia: the controller is off, whatever the labels say (the cloud
+    # controller manager would stop at its start, finding no load-balancer endpoint).
+    assert cloud_config.load_balancer_section(
+        {'octavia_provider': 'ovn'}, 'ext-id', 'subnet-id', octavia=False) == [
+        ('enabled', 'false')]
 
 
 def test_values_are_quoted_so_any_secret_reads_back_and_line_breaks_are_refused():

@@ -19,7 +19,9 @@ description:
     TLS setting in C([Global]) - and from the cluster's record - its template's external
     network (the load balancers' floating IPs), the subnet of its nodes and the Octavia
     labels C(octavia_provider), C(octavia_lb_algorithm), C(octavia_lb_healthcheck) in
-    C([LoadBalancer]).
+    C([LoadBalancer]); a cloud whose catalog has no C(load-balancer) endpoint (no Octavia)
+    gets C(enabled = false) there instead, as the cloud controller manager, unable to find
+    one, would stop at its start and initialise no node.
   - With I(values_key), writes a Helm values file instead - I(values) with the
     cloud-config's text at I(values_key) - so the credential reaches Helm without ever
     being a variable of the play, and Helm can tell an unchanged release.
@@ -146,7 +148,8 @@ class ClusterCloudConfigModule(CloudModule):
                                                    'external network'),
                     subnet_id=self._find(conn.network.find_subnet,
                                          self.params['subnet'] or template.get('fixed_subnet'),
-                                         'subnet'))))
+                                         'subnet'),
+                    octavia=conn.endpoint_for('load-balancer') is not None)))
             text = cloud_config.render(sections)
             if self.params['config_format'] == 'octavia_ingress':
                 text = cloud_config.ingress_config(sections, record['uuid'])

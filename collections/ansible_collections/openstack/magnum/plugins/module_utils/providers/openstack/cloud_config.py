@@ -93,11 +93,15 @@ def clouds_yaml(auth_type, auth, region=None, verify=True, cacert=None, interfac
 
 
 def load_balancer_section(labels, floating_network_id=None, subnet_id=None,
-                          network_id=None):
+                          network_id=None, octavia=True):
     """[LoadBalancer]: where Services of type LoadBalancer get their floating IP and
     members, and the guide's Octavia labels (octavia_provider, octavia_lb_algorithm,
-    octavia_lb_healthcheck)."""
+    octavia_lb_healthcheck). A cloud without Octavia (``octavia`` false: no load-balancer
+    endpoint in its catalog) gets the controller turned off - the cloud controller
+    manager stops at its start when it cannot find one, and then initialises no node."""
     labels = labels or {}
+    if not octavia:
+        return [('enabled', 'false')]
     section = []
     for key, value in (('floating-network-id', floating_network_id),
                        ('subnet-id', subnet_id), ('network-id', network_id),
