@@ -247,6 +247,20 @@ def test_the_cloud_provider_initializes_the_clouds_servers_and_serves_local_node
     local = cloud_plan('docker', cloud_provider_enabled='true')
     assert local['openstack-cloud-controller-manager']['values']['enabledControllers'] == [
         'service']
+    # The controller manager's leader-election timing (the role's component flags) is
+    # the cloud's controller manager's too; none given, Kubernetes' own.
+    assert 'controllerExtraArgs' not in values
+    conf = k8s.settings({'uuid': UUID, 'labels': {'cloud_provider_enabled': 'true'}},
+                        TEMPLATE, provider='openstack')
+    conf['component_flags'] = {'controllerManager': {
+        'leader-elect-lease-duration': '60s', 'leader-elect-renew-deadline': '40s',
+        'terminated-pod-gc-threshold': '10'}}
+    made = dict((a['name'], a) for a in addons.plan(conf, {'cloud_provider_enabled': 'true'}))
+    assert made['openstack-cloud-controller-manager']['values']['controllerExtraArgs'] == (
+        '- --leader-elect-lease-duration=60s\n- --leader-elect-renew-deadline=40s')
+    conf['component_flags']['controllerManager']['leader-elect-retry-period'] = '{{ x }}'
+    with pytest.raises(Invalid, match='must be a duration'):
+        addons.plan(conf, {'cloud_provider_enabled': 'true'})
 
 
 def test_kubelets_leave_node_initialization_to_the_cloud_provider_on_the_clouds_servers():

@@ -12,6 +12,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import os
+import re
 
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
@@ -134,9 +135,36 @@ def _cloud_provider_values(conf, labels):
     LoadBalancer Services; on local nodes the Services only."""
     controllers = (['cloud-node', 'cloud-node-lifecycle', 'service'] if _cloud_nodes(conf)
                    else ['service'])
-    return {'cluster': {'name': conf['cluster_uuid']},
-            'enabledControllers': controllers,
-            'secret': {'enabled': True, 'create': True, 'name': 'cloud-config'}}
+    values = {'cluster': {'name': conf['cluster_uuid']},
+              'enabledControllers': controllers,
+              'secret': {'enabled': True, 'create': True, 'name': 'cloud-config'}}
+    election = leader_election(conf)
+    if election:
+        # The chart renders controllerExtraArgs through Helm's tpl: only flags checked here.
+        values['controllerExtraArgs'] = '\n'.join('- --%s=%s' % flag for flag in election)
+    return values
+
+
+LEADER_ELECTION_FLAG = re.compile(r'^leader-elect-(lease-duration|renew-deadline|retry-period)$')
+DURATION = re.compile(r'^[0-9]+(ms|s|m)$')
+
+
+def leader_election(conf):
+    """The controller manager's leader-election timing (the role's component flags of
+    controllerManager: kubernetes_component_flags), for the cloud's controller manager
+    too: on a master too slow for Kubernetes' own (15 s lease, 10 s renew deadline) it
+    loses its lease to its API server's slowness and exits before it initialises a node
+    (the lab's QEMU-TCG masters: "leaderelection lost" every few minutes). (flag, value)
+    pairs; a value that is not a duration is refused."""
+    given = ((conf.get('component_flags') or {}).get('controllerManager') or {})
+    flags = []
+    for name, value in sorted(given.items()):
+        if LEADER_ELECTION_FLAG.match(str(name)):
+            if not DURATION.match(str(value)):
+                raise Invalid("kubernetes_component_flags: controllerManager's %s must be a "
+                              "duration (e.g. 60s), not %r." % (name, value))
+            flags.append((str(name), str(value)))
+    return flags
 
 
 def _cinder_csi_values(conf, labels):
