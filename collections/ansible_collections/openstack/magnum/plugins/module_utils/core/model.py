@@ -87,11 +87,22 @@ def build_template(data, project_id=None, user_id=None, image_catalog=None,
     return record
 
 
+def check_labels(labels, template, cluster_user_trust=False):
+    """The labels of a template, or of a cluster or node group of it: their values, then
+    its COE's rules among them, in the template's context (its drivers and distro) and
+    the service's ``cluster_user_trust``."""
+    labels_mod.validate(labels, coe=template['coe'],
+                        network_driver=template.get('network_driver'),
+                        volume_driver=template.get('volume_driver'),
+                        cluster_distro=template.get('cluster_distro'),
+                        docker_storage_driver=template.get('docker_storage_driver'),
+                        cluster_user_trust=cluster_user_trust)
+
+
 def validate_template(tpl, cluster_user_trust=False):
     """Every rule a template must satisfy; sets ``driver``."""
     check_template_choices(tpl)
     coe = tpl['coe']
-    storage = tpl.get('docker_storage_driver')
     registries.host(tpl.get('insecure_registry'))
     node_values.check_template(tpl)
     port = tpl.get('apiserver_port')
@@ -100,11 +111,7 @@ def validate_template(tpl, cluster_user_trust=False):
                       "Value should be in the range 1024..65535" % port)
     driver = drivers.find(coe, tpl['server_type'], tpl['cluster_distro'], tpl['labels'])
     tpl['driver'] = driver.name
-    labels_mod.validate(tpl['labels'], coe=coe, network_driver=tpl.get('network_driver'),
-                        volume_driver=tpl.get('volume_driver'),
-                        cluster_distro=tpl['cluster_distro'],
-                        docker_storage_driver=storage,
-                        cluster_user_trust=cluster_user_trust)
+    check_labels(tpl['labels'], tpl, cluster_user_trust)
     driver.check(tpl, tpl['labels'])
     return tpl
 
@@ -224,12 +231,7 @@ def build_cluster(data, template, project_id=None, user_id=None, cluster_user_tr
         else None
     effective, overridden, added, skipped = labels_mod.merge(
         template.get('labels'), given_labels, cluster['merge_labels'])
-    labels_mod.validate(effective, coe=template['coe'],
-                        network_driver=template.get('network_driver'),
-                        volume_driver=template.get('volume_driver'),
-                        cluster_distro=template.get('cluster_distro'),
-                        docker_storage_driver=template.get('docker_storage_driver'),
-                        cluster_user_trust=cluster_user_trust)
+    check_labels(effective, template, cluster_user_trust)
     drivers.find(template['coe'], template.get('server_type', 'vm'),
                  template.get('cluster_distro'), template.get('labels')).check(template, effective)
     effective = labels_mod.csi_default(effective, template.get('volume_driver'),
@@ -349,12 +351,7 @@ def build_nodegroup(data, cluster, template, project_id=None, cluster_user_trust
         else None
     effective, overridden, added, skipped = labels_mod.merge(
         cluster.get('labels'), given_labels, group['merge_labels'])
-    labels_mod.validate(effective, coe=template['coe'],
-                        network_driver=template.get('network_driver'),
-                        volume_driver=template.get('volume_driver'),
-                        cluster_distro=template.get('cluster_distro'),
-                        docker_storage_driver=template.get('docker_storage_driver'),
-                        cluster_user_trust=cluster_user_trust)
+    check_labels(effective, template, cluster_user_trust)
     group.update(labels=effective, labels_overridden=overridden, labels_added=added,
                  labels_skipped=skipped)
     check_node_counts(group)
