@@ -3,11 +3,12 @@ magnum-ansible-conductor processes run them: api/conductor.py)."""
 
 import argparse
 import logging
+import os
 import signal
 import sys
 
 from api.core import providers
-from api.settings import Settings
+from api.settings import Settings, inventories_from_env
 
 
 def add_job_options(parser, defaults):
@@ -30,6 +31,11 @@ def add_job_options(parser, defaults):
     parser.add_argument('--project-dir', default=str(defaults.project_dir),
                         help='checkout holding ansible.cfg, inventory/ and playbooks/ '
                              '(default: this one)')
+    parser.add_argument('--inventory', action='append', default=None, metavar='PATH',
+                        help="an inventory (file or directory) the jobs read after the "
+                             "project's own, for the roles' variables in its "
+                             "group_vars/all.yml; repeatable (default $MAGNUM_INVENTORY, "
+                             "paths separated by ':')")
     parser.add_argument('--provider', default=defaults.provider,
                         choices=list(providers.NAMES),
                         help='infrastructure provider of the clusters: docker (local '
@@ -72,6 +78,8 @@ def job_settings(args, **more):
     return Settings(
         db_url=args.db, transport_url=args.transport_url, workers=args.workers,
         runner_dir=Path(args.runner_dir), project_dir=Path(args.project_dir),
+        inventories=(tuple(os.path.abspath(path) for path in args.inventory)
+                     if args.inventory else inventories_from_env()),
         playbooks_dir=Path(args.project_dir) / 'playbooks', provider=args.provider,
         health_interval=args.health_interval, health_workers=args.health_workers,
         health_threads=args.health_threads, health_timeout=args.health_timeout,

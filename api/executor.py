@@ -41,6 +41,13 @@ DEFAULT_TIMEOUT_MINUTES = 180
 STORE_URL_NAME = 'store-url'   # a run's file of the store's URL (MAGNUM_DB_URL_FILE)
 
 
+def job_inventory(settings):
+    """The inventories of a run: the project's own (the controller), then the operator's
+    (--inventory), whose variables win."""
+    own = str(settings.project_dir / 'inventory')
+    return [own] + list(settings.inventories) if settings.inventories else own
+
+
 class Executor(JobQueue):
     """A conductor; as a JobQueue, the jobs it records itself (an API's embedded
     conductor, the healer's resizes) are its own to tell of."""
@@ -213,7 +220,7 @@ class Executor(JobQueue):
                 private_data_dir=str(private_dir), project_dir=str(self.settings.project_dir),
                 playbook=str(self.settings.playbooks_dir / 'cluster_health.yml'),
                 envvars=self._envvars(cluster_uuid, private_dir),
-                inventory=str(self.settings.project_dir / 'inventory'), quiet=True,
+                inventory=job_inventory(self.settings), quiet=True,
                 rotate_artifacts=1, settings={'suppress_ansible_output': True})
             if runner.status != 'successful':
                 LOG.info('health check of %s ended %s', cluster_uuid, runner.status)
@@ -337,7 +344,7 @@ class Executor(JobQueue):
                 project_dir=str(self.settings.project_dir),
                 playbook=str(self.settings.playbooks_dir / job['playbook']),
                 envvars=self._envvars(job.get('cluster_id'), private_dir),
-                inventory=str(self.settings.project_dir / 'inventory'),
+                inventory=job_inventory(self.settings),
                 event_handler=event_handler,
                 cancel_callback=cancel_callback,
                 quiet=True,

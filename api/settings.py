@@ -34,6 +34,10 @@ class Settings:
     policy_file: str = field(default_factory=lambda: os.environ.get('MAGNUM_POLICY_FILE', ''))
     playbooks_dir: Path = REPO_ROOT / 'playbooks'
     project_dir: Path = REPO_ROOT
+    # The operator's inventories the jobs read after the project's own inventory/ (its
+    # group_vars/all.yml sets the roles' variables: a cloud without KVM, the add-ons'
+    # values); MAGNUM_INVENTORY, paths separated by ':'.
+    inventories: tuple = field(default_factory=lambda: inventories_from_env())
     runner_dir: Path = field(default_factory=lambda: Path(
         os.environ.get('MAGNUM_RUNNER_DIR')
         or Path(os.environ.get('XDG_DATA_HOME') or Path.home() / '.local' / 'share')
@@ -100,3 +104,9 @@ class Settings:
         return {'cluster_user_trust': self.cluster_user_trust, 'provider': self.provider,
                 'checks': checks,
                 'application_credential_only': credentials.application_credential_only(self)}
+
+
+def inventories_from_env():
+    """MAGNUM_INVENTORY's paths (separated by ':'), absolute."""
+    return tuple(os.path.abspath(path)
+                 for path in os.environ.get('MAGNUM_INVENTORY', '').split(os.pathsep) if path)

@@ -451,6 +451,11 @@ K8S_SLOW_SETTINGS = {'kubernetes_control_plane_probes': {
     'startupProbe': {'timeoutSeconds': 60, 'periodSeconds': 10, 'failureThreshold': 120},
     'livenessProbe': {'timeoutSeconds': 60, 'periodSeconds': 20, 'failureThreshold': 30},
     'readinessProbe': {'timeoutSeconds': 60, 'periodSeconds': 10}}}
+# metrics-server on such nodes (its chart's probes give it 1 s to answer).
+K8S_SLOW_ADDON_VALUES = {'metrics-server': {
+    'livenessProbe': {'initialDelaySeconds': 60, 'timeoutSeconds': 30, 'periodSeconds': 20,
+                      'failureThreshold': 10},
+    'readinessProbe': {'timeoutSeconds': 30, 'periodSeconds': 20, 'failureThreshold': 10}}}
 
 
 def pod_network(key, name, address):
@@ -651,9 +656,16 @@ def test_a_magnum_cluster_on_guests_runs_the_clouds_controller_metrics_and_autos
     os.environ.setdefault('SHELL', '/bin/sh')   # python-magnumclient's `cluster config`
     labels = dict(k8s.LABELS, cloud_provider_enabled='true', metrics_server_enabled='true',
                   auto_scaling_enabled='true', min_node_count='1', max_node_count='2')
-    env = {'MAGNUM_K8S_IMAGE_RELEASE': 'require',
-           'MAGNUM_K8S_CONTROL_PLANE_PROBES': json.dumps(
-               K8S_SLOW_SETTINGS['kubernetes_control_plane_probes'])}
+    # The operator's inventory (the API's --inventory): a cloud without KVM's settings,
+    # and the autoscaler's scale-down within minutes, not Magnum's 10 + 10.
+    site = tmp_path / 'site'
+    (site / 'group_vars').mkdir(parents=True)
+    (site / 'group_vars' / 'all.yml').write_text(json.dumps(dict(
+        K8S_SLOW_SETTINGS, kubernetes_addon_values=K8S_SLOW_ADDON_VALUES,
+        kubernetes_autoscaler_flags={'scale-down-unneeded-time': '3m',
+                                     'scale-down-delay-after-add': '3m',
+                                     'scale-down-delay-after-failure': '1m'})))
+    env = {'MAGNUM_K8S_IMAGE_RELEASE': 'require', 'MAGNUM_INVENTORY': str(site)}
     keypair = 'kp-' + RUN
     with identities(tmp_path, REPO, provider='openstack', trustees=True,
                     guest_host=GUEST_GATEWAY, env=env) as (_, projects, clouds_yaml, _):

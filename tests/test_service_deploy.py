@@ -17,6 +17,7 @@ provider none."""
 
 import os
 import pwd
+import shlex
 import shutil
 import subprocess
 import sys
@@ -107,6 +108,9 @@ def test_the_service_deployed_by_its_playbook_serves_openstack_coe_through_keyst
             'magnum_service_keystone_user': run + '-magnum',
             'magnum_service_keystone_password': uuidlib.uuid4().hex,
             'magnum_service_keystone_project': run + '-service',
+            # the roles' variables for every job: an inventory the processes are given
+            'magnum_service_job_vars': {'kubernetes_autoscaler_flags': {
+                'scale-down-unneeded-time': '5m'}},
         }
         if not fresh_venv:
             settings.update(magnum_service_venv=sys.prefix, magnum_service_venv_managed=False)
@@ -141,6 +145,11 @@ def test_the_service_deployed_by_its_playbook_serves_openstack_coe_through_keyst
             assert broker not in (Path('/etc/supervisor/conf.d') / (
                 name + '-conductor.conf')).read_text()
         assert run + '-magnum' in (root / 'etc' / 'clouds.yaml').read_text()
+        job_vars = root / 'etc' / 'inventory.yml'
+        assert yaml.safe_load(job_vars.read_text())['all']['vars'] == settings[
+            'magnum_service_job_vars']
+        api_program = Path('/etc/supervisor/conf.d') / (name + '-api.conf')
+        assert ('--inventory %s' % shlex.quote(str(job_vars))) in api_program.read_text()
 
         # an ordinary user, through the catalog and Keystone: a template and a cluster
         coe(str(clouds_yaml), 'alice', 'cluster', 'template', 'create', 'tpl', '--coe',

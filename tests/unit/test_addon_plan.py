@@ -408,6 +408,22 @@ def test_keystone_auth_runs_on_the_masters_with_the_clouds_keystone_and_a_defaul
         addons.keystone_auth(conf, labels_, None)
 
 
+def test_the_operators_values_of_an_add_on_go_over_the_ones_its_labels_give():
+    conf = k8s.settings({'labels': {}}, TEMPLATE)
+    given = one('metrics-server')['values']
+    conf['addon_values'] = {'metrics-server': {
+        'livenessProbe': {'timeoutSeconds': 30}, 'args': ['--kubelet-insecure-tls']}}
+    (made,) = [a for a in addons.plan(conf, {}) if a['name'] == 'metrics-server']
+    assert made['values'] == dict(given, livenessProbe={'timeoutSeconds': 30},
+                                  args=['--kubelet-insecure-tls'])
+    # Mappings merge key by key, as Helm merges values; the rest is replaced.
+    assert addons.merged({'a': {'b': 1, 'c': 2}, 'd': [1]}, {'a': {'c': 3}, 'd': [2]}) == {
+        'a': {'b': 1, 'c': 3}, 'd': [2]}
+    conf['addon_values'] = {'metrics-server': ['livenessProbe']}
+    with pytest.raises(Invalid, match="metrics-server's must be a mapping"):
+        addons.plan(conf, {})
+
+
 def test_the_autoscaler_scales_the_default_workers_between_the_labels_through_magnum():
     labels_ = {'auto_scaling_enabled': 'true', 'min_node_count': '2', 'max_node_count': '7',
                'container_infra_prefix': 'mirror.example.com/k8s', 'autoscaler_tag': 'v1.36.1'}
@@ -420,6 +436,20 @@ def test_the_autoscaler_scales_the_default_workers_between_the_labels_through_ma
             '--nodes=2:7:default-worker'} <= set(container['args'])
     assert made['secret']['metadata']['name'] == \
         deployment['spec']['template']['spec']['volumes'][0]['secret']['secretName']
+    # The operator's flags (kubernetes_autoscaler_flags: scale-down timing) come after the
+    # driver's, which the operator cannot replace.
+    assert not [a for a in container['args'] if a.startswith('--scale-down')]
+    conf['autoscaler_flags'] = {'scale-down-unneeded-time': '2m', 'balance-similar-node-groups':
+                                True}
+    (deployment,) = [o for o in addons.cluster_autoscaler(conf, labels_)['objects']
+                     if o['kind'] == 'Deployment']
+    args = deployment['spec']['template']['spec']['containers'][0]['args']
+    assert args[-3:] == ['--balance-similar-node-groups=true', '--scale-down-unneeded-time=2m',
+                         '--v=2']
+    for flags in ({'nodes': '0:9:default-worker'}, {'--x': '1'}, {'scale-down-unneeded-time': {}}):
+        conf['autoscaler_flags'] = flags
+        with pytest.raises(Invalid, match='kubernetes_autoscaler_flags'):
+            addons.cluster_autoscaler(conf, labels_)
     assert 'stringData' not in made['secret']  # the module writes the credential in
     # The guide's min_node_count default is 1; max_node_count has none: it is required.
     assert labels.autoscaling_bounds({'max_node_count': '3'}) == (1, 3)

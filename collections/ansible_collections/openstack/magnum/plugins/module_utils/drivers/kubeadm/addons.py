@@ -567,8 +567,8 @@ def cluster_autoscaler(conf, labels):
             'name': name, 'image': image, 'command': ['./cluster-autoscaler'],
             'args': ['--cloud-provider=magnum', '--cluster-name=%s' % conf['cluster_uuid'],
                      '--cloud-config=/config/cloud-config',
-                     '--nodes=%d:%d:default-worker' % (low, high),
-                     '--scale-down-unneeded-time=10m', '--v=2'],
+                     '--nodes=%d:%d:default-worker' % (low, high)]
+            + ['--%s=%s' % flag for flag in autoscaler_flags(conf)] + ['--v=2'],
             'volumeMounts': [{'name': 'cloud-config', 'mountPath': '/config',
                               'readOnly': True}]}],
         'volumes': [{'name': 'cloud-config', 'secret': {'secretName': AUTOSCALER_SECRET}}]}
@@ -583,6 +583,27 @@ def cluster_autoscaler(conf, labels):
     secret = {'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
               'metadata': {'name': AUTOSCALER_SECRET, 'namespace': namespace}}
     return {'objects': objects, 'secret': secret, 'secret_key': ['stringData', 'cloud-config']}
+
+
+AUTOSCALER_OWN_FLAGS = ('cloud-provider', 'cluster-name', 'cloud-config', 'nodes')
+FLAG_NAME = re.compile(r'^[a-z][a-z0-9-]*$')
+
+
+def autoscaler_flags(conf):
+    """The operator's flags of the cluster autoscaler (kubernetes_autoscaler_flags:
+    name -> value, Magnum's scale-down timing by default), as (flag, value) pairs; the
+    flags that make it this cluster's (provider, name, cloud-config, node group bounds) are
+    the driver's."""
+    flags = []
+    for name, value in sorted((conf.get('autoscaler_flags') or {}).items()):
+        if not FLAG_NAME.match(str(name)) or name in AUTOSCALER_OWN_FLAGS:
+            raise Invalid("kubernetes_autoscaler_flags: %r is not a flag the operator "
+                          "sets." % (name,))
+        if isinstance(value, (dict, list)) or value is None:
+            raise Invalid("kubernetes_autoscaler_flags: %s must be one value, not %r."
+                          % (name, value))
+        flags.append((str(name), str(value).lower() if isinstance(value, bool) else str(value)))
+    return flags
 
 
 def manifest_objects(text, source):
@@ -633,6 +654,18 @@ def upgrade_labels(cluster_labels, target_labels):
     return merged
 
 
+def merged(values, overrides):
+    """``values`` with ``overrides`` over them, mappings merged key by key (as Helm
+    merges a chart's values), anything else replaced."""
+    result = dict(values or {})
+    for key, value in (overrides or {}).items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = merged(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
 def _set(values, path, value):
     for key in path[:-1]:
         values = values.setdefault(key, {})
@@ -642,7 +675,8 @@ def _set(values, path, value):
 def plan(conf, labels):
     """The add-ons the cluster runs, in order: each a dict with ``name``, ``chart``,
     ``version``, ``repo``, ``archive`` (the chart's file name), ``namespace`` and
-    ``values`` (images from ``conf['container_infra_prefix']`` when set)."""
+    ``values`` (images from ``conf['container_infra_prefix']`` when set, the operator's
+    ``conf['addon_values']`` of the add-on over them)."""
     labels = labels or {}
     prefix = conf.get('container_infra_prefix')
     made = []
@@ -650,7 +684,7 @@ def plan(conf, labels):
         if not addon.enabled(labels, conf):
             continue
         version = chart_version(addon, labels)
-        values = addon.values(conf, labels)
+        values = addon.values(conf, labels) or {}
         if prefix and addon.image and addon.image_split:
             _set(values, ('image', 'registry'), prefix)
             _set(values, ('image', 'repository'),
@@ -659,6 +693,11 @@ def plan(conf, labels):
             _set(values, addon.image_key, k8s_config.image_repository(addon.image, prefix))
         if addon.tag_label and labels.get(addon.tag_label):
             _set(values, addon.tag_key, str(labels[addon.tag_label]))
+        operators = (conf.get('addon_values') or {}).get(addon.name)
+        if operators is not None and not isinstance(operators, dict):
+            raise Invalid("kubernetes_addon_values: %s's must be a mapping of Helm values."
+                          % addon.name)
+        values = merged(values, operators)
         made.append({'name': addon.name, 'chart': addon.chart, 'version': version,
                      'repo': addon.repo, 'archive': '%s-%s.tgz' % (addon.chart, version),
                      'namespace': addon.namespace, 'values': values,
