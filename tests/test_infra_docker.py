@@ -285,7 +285,7 @@ def test_nodes_need_room_on_the_host(project, tmp_path):
                                 timeout=30, json=dict(TPL, name='ubuntu', image_id='ubuntu-22.04'))
         assert refused.status_code == 400, refused.text
         assert refused.json()['errors'][0]['detail'] == (
-            'Image ubuntu-22.04 could not be found. The local provider has its Debian 12 node '
+            'Image ubuntu-22.04 could not be found. The docker provider has its Debian 12 node '
             'image only, named debian-12 or debian-12-<version>.')
         resp = requests.post(server.url + '/v1/clusters/cpu/nodegroups', json={
             'name': 'other', 'image_id': 'ubuntu-22.04', 'node_count': 1},
@@ -308,7 +308,7 @@ def test_nodes_need_room_on_the_host(project, tmp_path):
 
 
 def test_an_upgrade_to_a_new_image_rebuilds_local_nodes_one_at_a_time(project, tmp_path):
-    """The local provider rebuilds as Nova does: each node not on the new template's image
+    """The docker provider rebuilds as Nova does: each node not on the new template's image
     is made again from the node image (a fresh root filesystem) with its name, address and
     volumes, one at a time, masters first, between the driver's rebuild_leave and
     rebuild_join; the node groups then name the new image; a second upgrade rebuilds

@@ -4,7 +4,7 @@ real Keystone, Glance, Nova with the fake virt driver, Neutron, Cinder, Octavia)
 Fake-virt servers boot no guest, so the COE phase cannot run on them: these tests drive
 the provider alone, through `playbooks/cluster_infra.yml` (cluster_operation without the
 COE roles), and check every resource through the cloud's own APIs. The contract between
-provider and COE roles (the inventory) is proven with the local provider in
+provider and COE roles (the inventory) is proven with the docker provider in
 tests/test_swarm.py. Runs when MAGNUM_TEST_CLOUD names a cloud of MAGNUM_TEST_CLOUDS_YAML
 (.ci/run brings the lab up and sets both); skipped, saying so, otherwise."""
 

@@ -10,12 +10,12 @@ from ansible_collections.openstack.magnum.plugins.module_utils.providers.checks 
 
 def test_the_local_provider_refuses_an_image_it_does_not_have_naming_what_it_has():
     local = ProviderChecks('docker')
-    with pytest.raises(Invalid, match=r'^Image ubuntu-22\.04 could not be found\. The local '
+    with pytest.raises(Invalid, match=r'^Image ubuntu-22\.04 could not be found\. The docker '
                                       r'provider has its Debian 12 node image only'):
         local.template({'driver': 'swarm_mode', 'image_id': 'ubuntu-22.04'})
     local.template({'driver': 'swarm_mode', 'image_id': 'debian-12'})
     # unchanged image (an update of other fields), a driver of its own infrastructure,
-    # another provider: not the local provider's to refuse
+    # another provider: not the docker provider's to refuse
     local.template({'driver': 'swarm_mode', 'image_id': 'ubuntu-22.04'}, image_changed=False)
     local.template({'driver': 'k8s_capi_helm', 'image_id': 'ubuntu-22.04'})
     ProviderChecks('none').template({'driver': 'swarm_mode', 'image_id': 'ubuntu-22.04'})

@@ -6,8 +6,8 @@
 Without a cloud, images are resolved from a catalogue: the JSON mapping in
 ``MAGNUM_IMAGE_CATALOG`` (image name or id -> os_distro) if set, else the
 image name's well-known prefix. Infrastructure providers that have a real
-image service replace this lookup with their own; the local provider boots its node
-image only (local_nodes.image_problem).
+image service replace this lookup with their own; the docker provider boots its node
+image only (docker_nodes.image_problem).
 """
 
 from __future__ import absolute_import, division, print_function

@@ -2,7 +2,7 @@
 # Copyright: openstack.magnum contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What the deployment's infrastructure provider checks of a template or a cluster before
-it is recorded: its descriptor's own checks (the local provider: that the template names
+it is recorded: its descriptor's own checks (the docker provider: that the template names
 an image it has), and on a cloud its images, flavors, networks, keypair and capacity, as
 the caller. The API and the modules give the core one ProviderChecks in its settings
 (``checks``); the core asks it and imports no provider."""
@@ -40,7 +40,7 @@ class ProviderChecks(object):
         return None
 
     def template(self, record, image_changed=True, changed=True):
-        """A template about to be recorded: the local provider has its image (unless its
+        """A template about to be recorded: the docker provider has its image (unless its
         driver brings its own infrastructure); a cloud has what it names."""
         if image_changed and self.provider.checks and \
                 not drivers.by_name(record['driver']).own_infrastructure:
@@ -50,7 +50,7 @@ class ProviderChecks(object):
             self._cloud_checks().node_image(record)
 
     def cluster(self, cluster, template, groups):
-        """A cluster about to be recorded: on the local provider, its keypair's name (it
+        """A cluster about to be recorded: on the docker provider, its keypair's name (it
         names a file); on a cloud, its own fields, the template's external network, its
         image for the cluster's labels, room for its servers."""
         if self.provider.checks:

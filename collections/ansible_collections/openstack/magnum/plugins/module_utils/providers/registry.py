@@ -11,12 +11,12 @@ __metaclass__ = type
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.contract import Provider
-from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import (
-    provider as local)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.docker import (
+    provider as docker)
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
     provider as openstack)
 
-PROVIDERS = (local.PROVIDER, openstack.PROVIDER, Provider('none'))
+PROVIDERS = (docker.PROVIDER, openstack.PROVIDER, Provider('none'))
 NAMES = tuple(p.name for p in PROVIDERS)
 
 

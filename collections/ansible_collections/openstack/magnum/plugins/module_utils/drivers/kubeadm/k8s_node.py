@@ -126,7 +126,7 @@ class NodeSetup(node_steps.NodeSteps):
 
     # -- the steps
     def stop_docker_engine(self):
-        """A node image with a Docker engine (the local provider's serves Swarm too): the
+        """A node image with a Docker engine (the docker provider's serves Swarm too): the
         kubelet uses containerd, and the engine's docker0 would take 172.17.0.0/16 from
         the node's routes. Stopped, disabled without a reload, its bridge removed."""
         if not any(os.path.exists(d + '/docker.service') for d in UNIT_DIRS):

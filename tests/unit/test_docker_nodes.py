@@ -1,7 +1,7 @@
 import pytest
 
-from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import (
-    local_nodes as ln)
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.docker import (
+    nodes as ln)
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.providers import contract
 
@@ -216,7 +216,7 @@ def test_the_local_provider_has_its_node_image_under_its_names_and_the_catalogs(
     for name in ('debian-12', 'debian-12-r2', 'debian-12-gpu'):
         assert ln.image_problem(name) == ''
     assert ln.image_problem('ubuntu-22.04') == (
-        'Image ubuntu-22.04 could not be found. The local provider has its Debian 12 node '
+        'Image ubuntu-22.04 could not be found. The docker provider has its Debian 12 node '
         'image only, named debian-12 or debian-12-<version>.')
     assert ln.image_problem('golden', {'golden': 'debian'}) == ''
     assert ln.image_problem('debian-11', {'golden': 'debian', 'base': 'debian'}).endswith(

@@ -182,7 +182,7 @@ def plan(containers, cluster, groups, subnet, targets=None, remove=None):
             'remove': [dict((k, n.get(k)) for k in keys) for n in removing]}
 
 
-# The one image the local provider boots: its Debian 12 node image (roles/node_image),
+# The one image the docker provider boots: its Debian 12 node image (roles/node_image),
 # under this name or this name and a version (``debian-12-r2``: a new name is a new
 # image, so an upgrade to it rebuilds the nodes as it would on a cloud).
 NODE_IMAGE = 'debian-12'
@@ -193,7 +193,7 @@ _KEYPAIR_NAME = re.compile(r'\A[A-Za-z0-9_@-][A-Za-z0-9._@ -]{0,254}\Z')
 
 
 def keypair_problem(name):
-    """Why the local provider cannot take ``name`` as a keypair's, or ``''``: a name as
+    """Why the docker provider cannot take ``name`` as a keypair's, or ``''``: a name as
     Nova's (letters, digits, '.', '_', '-', '@', spaces), not a path (it names the file
     keypairs/<name>.pub of the provider's state)."""
     if name and not _KEYPAIR_NAME.match(str(name)):
@@ -203,14 +203,14 @@ def keypair_problem(name):
 
 
 def image_problem(image_id, catalog=None):
-    """Why the local provider cannot boot image ``image_id``, or ``''``: it has its node
+    """Why the docker provider cannot boot image ``image_id``, or ``''``: it has its node
     image (``NODE_IMAGE``, ``NODE_IMAGE-<version>``) and the names ``catalog``
     (MAGNUM_IMAGE_CATALOG) lists, and no other."""
     catalog = catalog or {}
     if image_id in catalog or image_id == NODE_IMAGE or \
             str(image_id).startswith(NODE_IMAGE + '-'):
         return ''
-    return ("Image %s could not be found. The local provider has its Debian 12 node image "
+    return ("Image %s could not be found. The docker provider has its Debian 12 node image "
             "only, named %s or %s-<version>%s." % (
                 image_id, NODE_IMAGE, NODE_IMAGE,
                 ', and as %s (MAGNUM_IMAGE_CATALOG)' % ', '.join(sorted(catalog))

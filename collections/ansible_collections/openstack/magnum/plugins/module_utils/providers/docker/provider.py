@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: openstack.magnum contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The local provider (``docker``): nodes are systemd containers on the controller's Docker
+"""The docker provider: nodes are systemd containers on the controller's Docker
 engine, made by the role infra_docker (providers/contract.py, "Provider")."""
 
 from __future__ import absolute_import, division, print_function
@@ -10,24 +10,25 @@ __metaclass__ = type
 from ansible_collections.openstack.magnum.plugins.module_utils.core import images
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.providers.contract import Provider
-from ansible_collections.openstack.magnum.plugins.module_utils.providers.local import local_nodes
+from ansible_collections.openstack.magnum.plugins.module_utils.providers.docker import (
+    nodes as docker_nodes)
 
 
-class LocalChecks(object):
-    """What the local provider refuses before a record is made: a template whose image it
+class DockerChecks(object):
+    """What the docker provider refuses before a record is made: a template whose image it
     does not have, a cluster whose keypair's name cannot name a file."""
 
     @staticmethod
     def template(record):
-        problem = local_nodes.image_problem(record['image_id'], images.catalog())
+        problem = docker_nodes.image_problem(record['image_id'], images.catalog())
         if problem:
             raise Invalid(problem)
 
     @staticmethod
     def cluster(cluster):
-        problem = local_nodes.keypair_problem(cluster.get('keypair'))
+        problem = docker_nodes.keypair_problem(cluster.get('keypair'))
         if problem:
             raise Invalid(problem)
 
 
-PROVIDER = Provider('docker', roles=('infra_docker',), checks=LocalChecks())
+PROVIDER = Provider('docker', roles=('infra_docker',), checks=DockerChecks())
