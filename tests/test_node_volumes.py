@@ -1,4 +1,4 @@
-"""openstack.magnum.node_volumes on a real block device: a loop device stands for the
+"""openstack.magnum.openstack_node_volumes on a real block device: a loop device stands for the
 Cinder volume a server has attached (listed by id as Nova's virtio disks are), on this
 machine (the module runs on a node as root; a node's disks cannot be had in CI)."""
 
@@ -40,8 +40,9 @@ def node_volumes(tmp_path, by_id, check=False, volume=VOLUME):
     args = {'volumes': [{'id': volume, 'purpose': 'docker'}],
             'paths': {'docker': str(tmp_path / 'mnt')}, 'by_id': str(by_id),
             'fstab': str(tmp_path / 'fstab'), 'timeout': 2}
-    run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m', 'openstack.magnum.node_volumes',
-                          '-a', json.dumps(args)] + (['--check'] if check else []),
+    run = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
+                          'openstack.magnum.openstack_node_volumes', '-a', json.dumps(args)]
+                         + (['--check'] if check else []),
                          cwd=str(REPO), capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, ANSIBLE_CALLBACK_RESULT_FORMAT='json',
                                   ANSIBLE_CONFIG=str(REPO / 'ansible.cfg')))

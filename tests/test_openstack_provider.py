@@ -121,7 +121,7 @@ class Infra:
         return self.module('cluster_info', name=name)['cluster']
 
     def resources(self, name):
-        return self.module('cluster_resources', cluster=name, cloud=CLOUD)
+        return self.module('openstack_resources', cluster=name, cloud=CLOUD)
 
 
 def template(infra, name, masters=1, **fields):
@@ -230,7 +230,7 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         assert len(cluster['node_addresses']) == 2
         # The modules that made them (one run each): a second run changes nothing; check
         # mode only tells (a master left out would leave the pools).
-        net = infra.module('cluster_network', cluster='vmc', cloud=CLOUD, prefix=prefix[:-1],
+        net = infra.module('openstack_network', cluster='vmc', cloud=CLOUD, prefix=prefix[:-1],
                            external_network='public')
         assert not net['changed'] and net['subnet']['cidr'] == '10.0.0.0/24', net['done']
         masters = [{'name': s.name, 'address': s.metadata['magnum_address']}
@@ -238,14 +238,14 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
         lb_args = dict(cluster='vmc', cloud=CLOUD, name=prefix + 'api-lb', ports=[6443],
                        subnet=net['subnet']['id'], address='10.0.0.5', masters=masters,
                        allowed_cidrs=['192.0.2.0/24', '10.0.0.0/24'])
-        again = infra.module('cluster_load_balancer', **lb_args)
+        again = infra.module('openstack_load_balancer', **lb_args)
         assert not again['changed'] and again['load_balancer']['id'] == lb.id, again['done']
-        told = infra.module('cluster_load_balancer', check_mode=True,
+        told = infra.module('openstack_load_balancer', check_mode=True,
                             **dict(lb_args, masters=masters[:2]))
         assert told['done'] == ['remove member %s from %sapi-lb-6443-pool' % (
             masters[2]['address'], prefix)], told['done']
         assert len(list(conn.load_balancer.members(pool.id))) == 3
-        listed = infra.module('cluster_servers', cluster='vmc', cloud=CLOUD)
+        listed = infra.module('openstack_servers', cluster='vmc', cloud=CLOUD)
         assert not listed['changed'] and sorted(s['name'] for s in listed['servers']) == names
         before = dict((s.name, s.id) for s in servers)
 
@@ -286,7 +286,7 @@ def test_vm_cluster_with_lb_grows_shrinks_by_name_and_deletes_to_nothing(conn, l
 
 
 def test_security_groups_and_volumes_converge_in_one_run_each(conn, lab, tmp_path):
-    """cluster_security_groups and cluster_volumes (one module run each, instead of one per
+    """openstack_security_groups and openstack_volumes (one module run each, instead of one per
     rule or volume): what is missing is made, a second run changes nothing, check mode
     only tells, a rule added by hand stays, and volumes are deleted by name."""
     infra = Infra(tmp_path, lab)
@@ -296,7 +296,7 @@ def test_security_groups_and_volumes_converge_in_one_run_each(conn, lab, tmp_pat
     server = None
     try:
         args = dict(cluster='cvg', cloud=CLOUD, ports=ports, internal_cidrs=['10.9.0.0/24'])
-        first = infra.module('cluster_security_groups', **args)
+        first = infra.module('openstack_security_groups', **args)
         assert first['changed'] and len(first['made']) == 2 + 2 * 3, first['made']
         master = conn.network.get_security_group(first['security_groups']['master'])
         stack = master.name[:-len('-secgroup-master')]
@@ -310,11 +310,11 @@ def test_security_groups_and_volumes_converge_in_one_run_each(conn, lab, tmp_pat
         conn.network.create_security_group_rule(
             security_group_id=master.id, direction='ingress', protocol='tcp',
             port_range_min=8080, port_range_max=8080, remote_ip_prefix='192.0.2.0/24')
-        again = infra.module('cluster_security_groups', **args)
+        again = infra.module('openstack_security_groups', **args)
         assert not again['changed'] and again['made'] == []
         assert again['security_groups'] == first['security_groups']
         wider = dict(args, internal_cidrs=['10.9.0.0/24', '10.200.0.0/16'])
-        told = infra.module('cluster_security_groups', check_mode=True, **wider)
+        told = infra.module('openstack_security_groups', check_mode=True, **wider)
         assert told['changed'] and len(told['made']) == 2, told['made']
         assert len(conn.network.get_security_group(master.id).security_group_rules) == \
             len(master.security_group_rules) + 1  # nothing made in check mode
@@ -325,20 +325,20 @@ def test_security_groups_and_volumes_converge_in_one_run_each(conn, lab, tmp_pat
         conn.compute.wait_for_server(server)
         volumes = [{'name': stack + '-master-0-docker', 'server': server.name, 'size': 1},
                    {'name': stack + '-master-0-etcd', 'server': server.name, 'size': 1}]
-        made = infra.module('cluster_volumes', cluster='cvg', cloud=CLOUD, volumes=volumes)
+        made = infra.module('openstack_volumes', cluster='cvg', cloud=CLOUD, volumes=volumes)
         assert made['changed'] and len(made['done']) == 4, made['done']
-        # Their ids, which the nodes find their devices by (node_volumes).
+        # Their ids, which the nodes find their devices by (openstack_node_volumes).
         assert made['volumes'] == dict((v['name'], conn.block_storage.find_volume(v['name']).id)
                                        for v in volumes)
         attached = sorted(conn.block_storage.find_volume(a['id']).name
                           for a in conn.compute.get_server(server.id).attached_volumes)
         assert attached == sorted(v['name'] for v in volumes)
-        again = infra.module('cluster_volumes', cluster='cvg', cloud=CLOUD, volumes=volumes)
+        again = infra.module('openstack_volumes', cluster='cvg', cloud=CLOUD, volumes=volumes)
         assert not again['changed'], again['done']
         conn.compute.delete_server(server)
         conn.compute.wait_for_delete(server)
         server = None
-        gone = infra.module('cluster_volumes', cluster='cvg', cloud=CLOUD, state='absent',
+        gone = infra.module('openstack_volumes', cluster='cvg', cloud=CLOUD, state='absent',
                             names=[v['name'] for v in volumes] + [stack + '-node-9-docker'])
         assert sorted(gone['done']) == sorted('delete ' + v['name'] for v in volumes)
         assert not [v for v in conn.block_storage.volumes() if v.name.startswith(stack)]
@@ -743,7 +743,7 @@ stringData:
 
 
 def test_the_cloud_config_comes_from_the_clusters_cloud_and_logs_in(conn, lab, tmp_path):
-    """cloud_provider_enabled / volume_driver=cinder: cluster_cloud_config writes the
+    """cloud_provider_enabled / volume_driver=cinder: openstack_cloud_config writes the
     cloud-config from the job's cloud. Its [Global] logs in to the lab's Keystone; its
     [LoadBalancer] names the template's external network, the nodes' subnet and the
     Octavia labels; as Helm values it renders, through the real helm, into the Secret
@@ -761,7 +761,7 @@ def test_the_cloud_config_comes_from_the_clusters_cloud_and_logs_in(conn, lab, t
                fixed_subnet=subnet.name, labels={'cloud_provider_enabled': 'true',
                                                  'octavia_lb_algorithm': 'SOURCE_IP_PORT'})
         dest = tmp_path / 'cloud.conf'
-        made = infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD, dest=str(dest))
+        made = infra.module('openstack_cloud_config', cluster='cc', cloud=CLOUD, dest=str(dest))
         assert oct(dest.stat().st_mode & 0o777) == '0o600'
         text = dest.read_text()
         conf = cloud_config.parse(text)
@@ -780,16 +780,16 @@ def test_the_cloud_config_comes_from_the_clusters_cloud_and_logs_in(conn, lab, t
             'subnet-id': subnet.id, 'lb-method': 'SOURCE_IP_PORT', 'create-monitor': 'true'}
         # The octavia-ingress-controller's form of the same.
         ingress = tmp_path / 'ingress.json'
-        infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD, dest=str(ingress),
+        infra.module('openstack_cloud_config', cluster='cc', cloud=CLOUD, dest=str(ingress),
                      config_format='octavia_ingress')
         read = yaml.safe_load(ingress.read_text())
         assert read['openstack']['username'] == RUN and read['octavia']['subnet-id'] == subnet.id
         assert read['cluster-name'] == infra.cluster('cc')['uuid']
         # A second run writes nothing new; a subnet that is not there fails naming it.
-        assert infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD,
+        assert infra.module('openstack_cloud_config', cluster='cc', cloud=CLOUD,
                             dest=str(dest))['changed'] is False
         bad = subprocess.run([str(BIN / 'ansible'), 'localhost', '-m',
-                              'openstack.magnum.cluster_cloud_config', '-a', json.dumps(
+                              'openstack.magnum.openstack_cloud_config', '-a', json.dumps(
                                   dict(cluster='cc', cloud=CLOUD, subnet='no-such-subnet',
                                        dest=str(tmp_path / 'x')))],
                              cwd=str(REPO), env=infra.env, capture_output=True, text=True)
@@ -797,7 +797,7 @@ def test_the_cloud_config_comes_from_the_clusters_cloud_and_logs_in(conn, lab, t
         assert "The cluster's subnet no-such-subnet does not exist." in bad.stdout
         if HELM:
             values = tmp_path / 'cinder-csi.values.json'
-            infra.module('cluster_cloud_config', cluster='cc', cloud=CLOUD, dest=str(values),
+            infra.module('openstack_cloud_config', cluster='cc', cloud=CLOUD, dest=str(values),
                          values={'secret': {'name': 'cinder-csi-cloud-config'}},
                          values_key=['secret', 'data', 'cloud.conf'])
             chart = tmp_path / 'chart'
@@ -831,7 +831,7 @@ def assert_nothing_left(conn, prefix, fips_before):
 
 def cleanup(infra, name):
     try:
-        infra.module('cluster_resources', cluster=name, cloud=CLOUD, state='absent')
+        infra.module('openstack_resources', cluster=name, cloud=CLOUD, state='absent')
     except AssertionError:
         pass
 

@@ -241,7 +241,7 @@ def test_the_cloud_provider_initializes_the_clouds_servers_and_serves_local_node
     assert values['image'] == {
         'repository': 'mirror.example.com/k8s/openstack-cloud-controller-manager',
         'tag': 'v1.36.1'}
-    # The cloud-config reaches the chart as a file written by cluster_cloud_config.
+    # The cloud-config reaches the chart as a file written by openstack_cloud_config.
     assert made['cloud_conf_key'] == ['cloudConfigContents']
     assert 'cloudConfigContents' not in values
     local = cloud_plan('docker', cloud_provider_enabled='true')

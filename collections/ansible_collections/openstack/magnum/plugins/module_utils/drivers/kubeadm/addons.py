@@ -130,7 +130,7 @@ def _cloud_provider_values(conf, labels):
     """openstack-cloud-controller-manager as Magnum runs it: on the masters, the
     cluster's UUID as its cluster name (its load balancers are then
     ``kube_service_<uuid>_...``, which the cluster's delete removes), the chart's
-    cloud-config Secret holding cluster_cloud_config's file. On the cloud's servers it
+    cloud-config Secret holding openstack_cloud_config's file. On the cloud's servers it
     initializes the nodes (kubelets run with --cloud-provider=external) and serves
     LoadBalancer Services; on local nodes the Services only."""
     controllers = (['cloud-node', 'cloud-node-lifecycle', 'service'] if _cloud_nodes(conf)
@@ -230,7 +230,7 @@ class Addon(object):
         # Older labels that turn it on too (prometheus_monitoring).
         self.also = also
         # Where in its values the chart takes the cloud-config's text (the keys from the
-        # top), if it does: cluster_cloud_config writes such an add-on's values, so the
+        # top), if it does: openstack_cloud_config writes such an add-on's values, so the
         # credential never is a variable of the play.
         self.cloud_conf_key = cloud_conf_key
 
@@ -380,7 +380,7 @@ def cloud_addons(labels, template):
 def manifest_addons(conf, labels, keystone_url=None, policy_text=None):
     """The add-ons upstream ships as manifests only, whose objects are made here and
     applied as they are: each ``name``, ``objects``; ``placeholders`` (made only where
-    missing: users edit them); ``secret`` (a Secret the module cluster_cloud_config
+    missing: users edit them); ``secret`` (a Secret the module openstack_cloud_config
     completes with the cloud-config, in ``config_format``, of ``sections``, at
     ``secret_key``)."""
     labels = labels or {}
@@ -551,7 +551,7 @@ def cluster_autoscaler(conf, labels):
     """The cluster autoscaler as Magnum ran it: one replica on the masters, its magnum
     provider scaling the default worker group between the labels ``min_node_count``
     (default 1) and ``max_node_count`` (required), named by the cluster's UUID, its
-    cloud-config (cluster_cloud_config's [Global] in the keys its magnum provider reads:
+    cloud-config (openstack_cloud_config's [Global] in the keys its magnum provider reads:
     the cluster's trust, where it has one) in the Secret ``secret`` describes (``secret_key``: where the file goes in it)."""
     labels = labels or {}
     low, high = labels_mod.autoscaling_bounds(labels)

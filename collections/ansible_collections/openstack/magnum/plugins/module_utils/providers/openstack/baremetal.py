@@ -238,7 +238,7 @@ def capacity(conn, flavor_ident, needed):
 
 
 def servers_for(nodes, groups, template):
-    """cluster_baremetal's ``servers`` for plan nodes: flavor, the node group's image
+    """openstack_baremetal's ``servers`` for plan nodes: flavor, the node group's image
     (else the template's), the node's port (``<node>-port``) and its marks."""
     by_uuid = dict((g['uuid'], g) for g in groups)
     servers = []

@@ -34,7 +34,7 @@ def user_data(public_key, user='magnum'):
 
 
 def specs(nodes, cluster, groups, template):
-    """cluster_servers' ``servers`` for plan nodes: the node's flavor, its node group's
+    """openstack_servers' ``servers`` for plan nodes: the node's flavor, its node group's
     image (else the template's) and availability zone (else the cluster's label), the
     security group of its role and the server group of its node group (both named
     after the cluster, ``cloud.stack_name``), the boot_volume_size label."""

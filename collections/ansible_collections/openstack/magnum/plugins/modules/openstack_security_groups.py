@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_security_groups
+module: openstack_security_groups
 short_description: Give a cluster's nodes their security groups on an OpenStack cloud
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -42,7 +42,7 @@ notes:
 
 EXAMPLES = r'''
 - name: Security groups of a Kubernetes cluster
-  openstack.magnum.cluster_security_groups:
+  openstack.magnum.openstack_security_groups:
     cluster: k8s
     cloud: mycloud
     ports:

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_cloud_check
+module: openstack_cloud_check
 short_description: Check that an OpenStack cloud has what a cluster asks for, before anything is made
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -39,12 +39,12 @@ options:
 
 EXAMPLES = r'''
 - name: Check the cloud before creating cluster k8s
-  openstack.magnum.cluster_cloud_check:
+  openstack.magnum.openstack_cloud_check:
     cluster: k8s
     cloud: mycloud
 
 - name: Check there is room to grow the default worker group to 5
-  openstack.magnum.cluster_cloud_check:
+  openstack.magnum.openstack_cloud_check:
     cluster: k8s
     cloud: mycloud
     node_counts:

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_load_balancer
+module: openstack_load_balancer
 short_description: Put a cluster's master load balancer (Octavia) in front of its masters
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -21,7 +21,7 @@ description:
     IP on the VIP from I(floating_ip_network), described as the cluster's.
   - What exists is left alone and what is missing is made, each change waited for until
     the load balancer is C(ACTIVE) again (Octavia takes one change at a time). The
-    load balancer is deleted with the cluster (cluster_resources).
+    load balancer is deleted with the cluster (openstack_resources).
 extends_documentation_fragment:
   - openstack.magnum.store
   - openstack.magnum.cloud
@@ -68,7 +68,7 @@ notes:
 
 EXAMPLES = r'''
 - name: The API load balancer of a three-master Kubernetes cluster
-  openstack.magnum.cluster_load_balancer:
+  openstack.magnum.openstack_load_balancer:
     cluster: k8s
     cloud: mycloud
     name: k8s-abc-api-lb

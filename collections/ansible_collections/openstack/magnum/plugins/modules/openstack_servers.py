@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_servers
+module: openstack_servers
 short_description: List, make or delete a cluster's Nova servers on an OpenStack cloud
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -24,7 +24,7 @@ description:
     cluster's servers are only listed.
   - With I(state=absent), the cluster's servers of I(names) are deleted and waited for,
     then their ports; missing ones are fine. (Floating IPs and volumes are
-    cluster_floating_ips' and cluster_volumes' business.)
+    openstack_floating_ips' and openstack_volumes' business.)
 extends_documentation_fragment:
   - openstack.magnum.store
   - openstack.magnum.cloud
@@ -129,7 +129,7 @@ notes:
 
 EXAMPLES = r'''
 - name: Two servers
-  openstack.magnum.cluster_servers:
+  openstack.magnum.openstack_servers:
     cluster: k8s
     cloud: mycloud
     network: k8s-abc-network
@@ -144,13 +144,13 @@ EXAMPLES = r'''
          security_group: k8s-abc-secgroup-worker, server_group: k8s-abc-default-worker}
 
 - name: List them
-  openstack.magnum.cluster_servers:
+  openstack.magnum.openstack_servers:
     cluster: k8s
     cloud: mycloud
   register: found
 
 - name: Delete one with its port
-  openstack.magnum.cluster_servers:
+  openstack.magnum.openstack_servers:
     cluster: k8s
     cloud: mycloud
     state: absent

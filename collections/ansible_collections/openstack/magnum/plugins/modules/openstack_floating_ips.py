@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_floating_ips
+module: openstack_floating_ips
 short_description: Give a cluster's nodes floating IPs on their ports, or take them back
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -44,7 +44,7 @@ notes:
 
 EXAMPLES = r'''
 - name: Floating IPs for two nodes
-  openstack.magnum.cluster_floating_ips:
+  openstack.magnum.openstack_floating_ips:
     cluster: k8s
     cloud: mycloud
     network: public

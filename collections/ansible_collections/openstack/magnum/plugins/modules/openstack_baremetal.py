@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_baremetal
+module: openstack_baremetal
 short_description: Deploy, list and release a cluster's bare-metal servers (Ironic)
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -22,7 +22,7 @@ description:
     failed is released and another one tried.
   - With I(state=absent), the named servers (all the cluster's when I(names) is omitted)
     are undeployed, their VIFs detached and the marks cleared, so the nodes are
-    C(available) again. (Floating IPs are cluster_floating_ips' business.)
+    C(available) again. (Floating IPs are openstack_floating_ips' business.)
   - With I(state=rebuilt), the named servers are deployed again with I(image) (Ironic's
     rebuild, same node, port and address, a fresh config drive); those already active on
     that image are left alone.
@@ -98,7 +98,7 @@ notes:
 
 EXAMPLES = r'''
 - name: Deploy two bare-metal servers
-  openstack.magnum.cluster_baremetal:
+  openstack.magnum.openstack_baremetal:
     cluster: k8s
     cloud: mycloud
     servers:
@@ -107,14 +107,14 @@ EXAMPLES = r'''
     public_keys: ["ssh-ed25519 AAAA..."]
 
 - name: Release one
-  openstack.magnum.cluster_baremetal:
+  openstack.magnum.openstack_baremetal:
     cluster: k8s
     cloud: mycloud
     state: absent
     names: [k8s-abc-node-0]
 
 - name: Rebuild one on a new image
-  openstack.magnum.cluster_baremetal:
+  openstack.magnum.openstack_baremetal:
     cluster: k8s
     cloud: mycloud
     state: rebuilt

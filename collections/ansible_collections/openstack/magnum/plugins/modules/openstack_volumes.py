@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_volumes
+module: openstack_volumes
 short_description: Make and attach a cluster's node volumes on an OpenStack cloud, or delete them
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -23,7 +23,7 @@ extends_documentation_fragment:
 options:
   volumes:
     description:
-      - With I(state=present), the volumes, as the C(openstack.magnum.cluster_volumes)
+      - With I(state=present), the volumes, as the C(openstack.magnum.openstack_volumes)
         filter lists them (C(name), C(server), C(size) in GiB, C(type)).
     type: list
     elements: dict
@@ -46,7 +46,7 @@ notes:
 
 EXAMPLES = r'''
 - name: Docker volumes of two nodes
-  openstack.magnum.cluster_volumes:
+  openstack.magnum.openstack_volumes:
     cluster: k8s
     cloud: mycloud
     volumes:

@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: node_volumes
+module: openstack_node_volumes
 short_description: Format and mount a node's Cinder volumes where its COE keeps its data
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -51,7 +51,7 @@ notes:
 
 EXAMPLES = r'''
 - name: The node's volumes where Kubernetes keeps its data
-  openstack.magnum.node_volumes:
+  openstack.magnum.openstack_node_volumes:
     volumes: "{{ magnum_node_volumes }}"
     paths: {docker: /var/lib/containerd, etcd: /var/lib/etcd}
 '''

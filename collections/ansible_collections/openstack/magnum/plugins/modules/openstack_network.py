@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_network
+module: openstack_network
 short_description: Give a cluster its private network, subnet and router on an OpenStack cloud
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -18,7 +18,7 @@ description:
     connection and one login.
   - When I(fixed_network) is given (the cluster's own network), nothing is made - that
     network and I(fixed_subnet) (else the network's first IPv4 subnet) are only read.
-  - They are deleted with the cluster (cluster_resources).
+  - They are deleted with the cluster (openstack_resources).
 extends_documentation_fragment:
   - openstack.magnum.store
   - openstack.magnum.cloud
@@ -51,7 +51,7 @@ notes:
 
 EXAMPLES = r'''
 - name: The cluster's network
-  openstack.magnum.cluster_network:
+  openstack.magnum.openstack_network:
     cluster: k8s
     cloud: mycloud
     prefix: k8s-abc

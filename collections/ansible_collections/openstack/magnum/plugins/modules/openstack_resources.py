@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_resources
+module: openstack_resources
 short_description: Find, or delete, every resource a cluster has on an OpenStack cloud
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -39,13 +39,13 @@ notes:
 
 EXAMPLES = r'''
 - name: Everything cluster k8s has on the cloud
-  openstack.magnum.cluster_resources:
+  openstack.magnum.openstack_resources:
     cluster: k8s
     cloud: mycloud
   register: found
 
 - name: Delete it all
-  openstack.magnum.cluster_resources:
+  openstack.magnum.openstack_resources:
     cluster: k8s
     cloud: mycloud
     state: absent

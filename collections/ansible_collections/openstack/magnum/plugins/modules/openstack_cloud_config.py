@@ -7,7 +7,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 DOCUMENTATION = r'''
-module: cluster_cloud_config
+module: openstack_cloud_config
 short_description: Write the cloud-config a Kubernetes cluster's OpenStack controllers read
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
@@ -78,14 +78,14 @@ notes:
 
 EXAMPLES = r'''
 - name: The cloud-config of cluster k8s
-  openstack.magnum.cluster_cloud_config:
+  openstack.magnum.openstack_cloud_config:
     cluster: k8s
     cloud: mycloud
     subnet: k8s-abc-subnet
     dest: /run/user/1000/k8s/cloud.conf
 
 - name: Cinder CSI's values with the cloud-config in its Secret
-  openstack.magnum.cluster_cloud_config:
+  openstack.magnum.openstack_cloud_config:
     cluster: k8s
     cloud: mycloud
     values: {clusterID: 7b2c6a4e-25d5-4a2e-9d1c-1f3c1f0f1f51}
