@@ -1,5 +1,5 @@
 """The Nova servers a cluster's planned nodes get (module_utils/cloud_servers.specs, the
-vm_servers filter); openstack_servers itself runs against the lab in
+openstack_vm_servers filter); openstack_servers itself runs against the lab in
 tests/test_openstack_provider.py."""
 
 import pytest

@@ -26,3 +26,24 @@ def test_every_module_is_in_the_action_group_and_every_plugin_in_the_readme():
     readme = (COLLECTION / 'README.md').read_text()
     assert [m for m in modules if '| `%s` |' % m not in readme] == []
     assert [f for f in filters if '| `%s` |' % f not in readme] == []
+
+
+def test_every_filter_and_module_the_roles_and_playbooks_name_exists():
+    """A rename leaves no role task or expression naming what is gone (old names are
+    meta/runtime.yml's redirects, for users, never the collection's own)."""
+    import re
+    given, modules = set(), set(p.stem for p in (COLLECTION / 'plugins/modules').glob('*.py'))
+    for path in (COLLECTION / 'plugins/filter').glob('*.py'):
+        given |= set(importlib.import_module(
+            'ansible_collections.openstack.magnum.plugins.filter.' + path.stem)
+            .FilterModule().filters())
+    sources = list((COLLECTION / 'roles').rglob('*.yml')) + list(
+        (COLLECTION.parents[3] / 'playbooks').rglob('*.yml'))
+    used_filters, used_modules = set(), set()
+    for path in sources:
+        text = path.read_text()
+        used_filters |= set(re.findall(r'\|\s*openstack\.magnum\.(\w+)', text))
+        used_modules |= set(re.findall(r'^\s*-?\s*openstack\.magnum\.(\w+):', text, re.M))
+    assert len(used_filters) > 30 and sorted(used_filters - given) == []
+    roles = set(p.name for p in (COLLECTION / 'roles').iterdir())
+    assert len(used_modules) > 15 and sorted(used_modules - modules - roles) == []

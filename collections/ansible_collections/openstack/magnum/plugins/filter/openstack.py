@@ -16,15 +16,15 @@ from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import wr
 class FilterModule(object):
     def filters(self):
         return wrap_all({
-            'cluster_stack_name': cloud.stack_name,
-            'cluster_volumes': cloud.node_volumes,
-            'vm_servers': cloud_servers.specs,
-            'node_user_data': cloud_servers.user_data,
-            'server_floating_ips': cloud_servers.floating_addresses,
-            'floating_ip_nodes': cloud_servers.floating_ip_nodes,
-            'ssh_routes': cloud_servers.ssh_routes,
-            'ssh_wait_outcome': cloud_servers.ssh_wait_outcome,
-            'ssh_wait_failure': cloud_servers.ssh_wait_failure,
-            'node_volume_list': node_volumes.of_node,
-            'baremetal_servers': baremetal.servers_for,
+            'openstack_stack_name': cloud.stack_name,
+            'openstack_volume_specs': cloud.node_volumes,
+            'openstack_vm_servers': cloud_servers.specs,
+            'openstack_user_data': cloud_servers.user_data,
+            'openstack_server_floating_ips': cloud_servers.floating_addresses,
+            'openstack_floating_ip_nodes': cloud_servers.floating_ip_nodes,
+            'openstack_ssh_routes': cloud_servers.ssh_routes,
+            'openstack_ssh_wait_outcome': cloud_servers.ssh_wait_outcome,
+            'openstack_ssh_wait_failure': cloud_servers.ssh_wait_failure,
+            'openstack_node_volume_list': node_volumes.of_node,
+            'openstack_baremetal_servers': baremetal.servers_for,
         })

@@ -24,7 +24,7 @@ extends_documentation_fragment:
   - openstack.magnum.cloud
 options:
   prefix:
-    description: The prefix of the names (the cluster's, C(openstack.magnum.cluster_stack_name)).
+    description: The prefix of the names (the cluster's, C(openstack.magnum.openstack_stack_name)).
     type: str
     required: true
   cidr:

@@ -36,7 +36,7 @@ options:
     default: present
   servers:
     description: With I(state=present), the servers to have, as the
-      C(openstack.magnum.vm_servers) filter lists them.
+      C(openstack.magnum.openstack_vm_servers) filter lists them.
     type: list
     elements: dict
     default: []

@@ -23,7 +23,7 @@ extends_documentation_fragment:
 options:
   volumes:
     description:
-      - With I(state=present), the volumes, as the C(openstack.magnum.openstack_volumes)
+      - With I(state=present), the volumes, as the C(openstack.magnum.openstack_volume_specs)
         filter lists them (C(name), C(server), C(size) in GiB, C(type)).
     type: list
     elements: dict
