@@ -10,7 +10,7 @@ import yaml
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import registries
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
-    k8s_config as k8s)
+    addons, k8s_config as k8s)
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_node
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 
@@ -927,6 +927,22 @@ def test_the_roles_component_flags_reach_the_control_plane_unless_a_label_sets_t
     assert 'etcd' not in plain
     assert not [a for a in plain['controllerManager']['extraArgs']
                 if a['name'].startswith('leader-elect')]
+
+
+def test_a_single_masters_controllers_elect_no_leader_where_the_operator_says_so():
+    def electing(master_count, single_master_leader_election):
+        c = dict(k8s.settings({'labels': {'kubecontroller_options': '--v=2'},
+                               'master_count': master_count}, TEMPLATE),
+                 single_master_leader_election=single_master_leader_election)
+        cluster = k8s.kubeadm_init(c, MASTER, '10.0.0.5')[1]
+        return [dict((a['name'], a['value']) for a in cluster[part]['extraArgs']).get(
+            'leader-elect') for part in ('controllerManager', 'scheduler')] + [
+            addons.leader_election(c)]
+    # Kubernetes' own by default; off with one master where the operator says so;
+    # always on with several (two instances would both act).
+    assert electing(1, True) == [None, None, []]
+    assert electing(1, False) == ['false', 'false', [('leader-elect', 'false')]]
+    assert electing(3, False) == [None, None, []]
 
 
 def test_slow_masters_probes_are_patched_over_kubeadms():

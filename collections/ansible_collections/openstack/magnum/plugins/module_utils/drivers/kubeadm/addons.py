@@ -155,8 +155,11 @@ def leader_election(conf):
     too: on a master too slow for Kubernetes' own (15 s lease, 10 s renew deadline) it
     loses its lease to its API server's slowness and exits before it initialises a node
     (the lab's QEMU-TCG masters: "leaderelection lost" every few minutes). (flag, value)
-    pairs; a value that is not a duration is refused."""
+    pairs; a value that is not a duration is refused. None but ``leader-elect=false``
+    where the masters' controllers elect no leader (k8s_config.leader_election_on)."""
     given = ((conf.get('component_flags') or {}).get('controllerManager') or {})
+    if not k8s_config.leader_election_on(conf):
+        return [('leader-elect', 'false')]
     flags = []
     for name, value in sorted(given.items()):
         if LEADER_ELECTION_FLAG.match(str(name)):

@@ -236,6 +236,7 @@ def settings(cluster, template, addon_images=None, provider=None, registry_ca=No
     return {
         'cluster_uuid': cluster.get('uuid'),
         'project_id': cluster.get('project_id'),
+        'master_count': int(cluster.get('master_count') or 1),
         'keystone_auth': keystone_auth,
         'keystone_authz_api': authz_api,
         'provider': provider,
@@ -386,9 +387,25 @@ def _flags(conf, component):
     kubernetes_component_flags) where the label does not set them - timing that a slow
     master keeps (leader election, etcd's health check and heartbeat)."""
     args = list(conf['extra_args'].get(component) or [])
+    if component in ELECTING and not leader_election_on(conf):
+        _default_flag(args, 'leader-elect', 'false')
     for name, value in sorted(((conf.get('component_flags') or {}).get(component) or {}).items()):
         _default_flag(args, name, value)
     return args
+
+
+# The control plane's components that elect a leader among the masters' instances.
+ELECTING = ('controllerManager', 'scheduler')
+
+
+def leader_election_on(conf):
+    """Whether the controllers of the masters (controller manager, scheduler, the cloud's
+    controller manager) elect a leader: always with several masters; with one, unless the
+    operator turned it off there (``single_master_leader_election``; the role's
+    kubernetes_single_master_leader_election) - one instance has nothing to elect, and a
+    master too slow to renew its lease in time (QEMU without KVM) restarts them over and
+    over for nothing."""
+    return conf.get('master_count', 1) != 1 or conf.get('single_master_leader_election', True)
 
 
 def _kubelet_args(conf, node):
