@@ -487,6 +487,17 @@ def test_octavia_ingresses_and_the_manifest_add_ons_come_with_their_cloud_secret
     made = dict((a['name'], a) for a in addons.manifest_addons(conf, labels_, 'https://k/v3'))
     assert sorted(made) == ['cluster-autoscaler', 'k8s-keystone-auth',
                             'octavia-ingress-controller']
+    # None of the cluster's controllers is BestEffort: a busy master's kernel gives such a
+    # pod almost no CPU (the cloud controller manager's chart values likewise).
+    for addon in made.values():
+        for obj in addon['objects']:
+            if obj['kind'] in ('Deployment', 'DaemonSet', 'StatefulSet'):
+                for container in obj['spec']['template']['spec']['containers']:
+                    assert container['resources']['requests']['cpu'], obj['metadata']
+    cloud = dict((a['name'], a) for a in addons.plan(dict(conf, provider='openstack'),
+                                                     {'cloud_provider_enabled': 'true'}))
+    assert cloud['openstack-cloud-controller-manager']['values']['resources'] == {
+        'requests': {'cpu': '200m'}}
     ingress = made['octavia-ingress-controller']
     assert (ingress['sections'], ingress['config_format']) == (
         ['Global', 'LoadBalancer'], 'octavia_ingress')

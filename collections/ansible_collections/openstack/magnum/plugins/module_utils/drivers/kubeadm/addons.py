@@ -24,6 +24,23 @@ from ansible_collections.openstack.magnum.plugins.module_utils.providers import 
 CONTROL_PLANE_TOLERATIONS = ({'key': 'node-role.kubernetes.io/control-plane',
                               'operator': 'Exists', 'effect': 'NoSchedule'},)
 
+# The CPU (and memory) the cluster's own controllers ask for (upstream's manifests' for
+# k8s-keystone-auth and the autoscaler, the chart's suggestion for the cloud controller
+# manager, the autoscaler's CPU for the octavia-ingress-controller): a pod that asks for none is BestEffort, whose processes the kernel gives almost no CPU
+# on a busy master (cgroup weight 1 beside the control plane's); on the lab's QEMU-TCG
+# master the cloud controller manager got 15 CPU-seconds in 22 minutes and initialised
+# no worker (2026-12-03).
+CONTROLLER_REQUESTS = {
+    'openstack-cloud-controller-manager': {'requests': {'cpu': '200m'}},
+    'k8s-keystone-auth': {'requests': {'cpu': '200m'}},
+    'cluster-autoscaler': {'requests': {'cpu': '100m', 'memory': '300Mi'}},
+    'octavia-ingress-controller': {'requests': {'cpu': '100m'}},
+}
+
+
+def _requests(name):
+    return dict((k, dict(v)) for k, v in CONTROLLER_REQUESTS[name].items())
+
 
 def _metrics_server_values(conf, labels):
     """metrics-server as Magnum runs it: it reads the kubelets by their internal address
@@ -137,6 +154,7 @@ def _cloud_provider_values(conf, labels):
                    else ['service'])
     values = {'cluster': {'name': conf['cluster_uuid']},
               'enabledControllers': controllers,
+              'resources': _requests('openstack-cloud-controller-manager'),
               'secret': {'enabled': True, 'create': True, 'name': 'cloud-config'}}
     election = leader_election(conf)
     if election:
@@ -421,6 +439,7 @@ def octavia_ingress(conf, labels):
            'containers': [{
                'name': name, 'image': image,
                'args': ['/bin/octavia-ingress-controller', '--config=/etc/config/config.yaml'],
+               'resources': _requests(name),
                'volumeMounts': [{'name': 'config', 'mountPath': '/etc/config',
                                  'readOnly': True}]}],
            'volumes': [{'name': 'config', 'secret': {'secretName': name + '-config'}}]}
@@ -510,6 +529,7 @@ def keystone_auth(conf, labels, keystone_url, policy_text=None):
                      '--listen=%s' % k8s_config.KEYSTONE_WEBHOOK_ADDRESS],
             # The API server's key is root's.
             'securityContext': {'runAsUser': 0},
+            'resources': _requests(name),
             'volumeMounts': [{'name': 'pki', 'mountPath': pki, 'readOnly': True}]}],
         'volumes': [{'name': 'pki', 'hostPath': {'path': pki, 'type': 'Directory'}}]}
     objects = _service_account(name, namespace, 'k8s-keystone', rules=[
@@ -572,6 +592,7 @@ def cluster_autoscaler(conf, labels):
                      '--cloud-config=/config/cloud-config',
                      '--nodes=%d:%d:default-worker' % (low, high)]
             + ['--%s=%s' % flag for flag in autoscaler_flags(conf)] + ['--v=2'],
+            'resources': _requests(name),
             'volumeMounts': [{'name': 'cloud-config', 'mountPath': '/config',
                               'readOnly': True}]}],
         'volumes': [{'name': 'cloud-config', 'secret': {'secretName': AUTOSCALER_SECRET}}]}
