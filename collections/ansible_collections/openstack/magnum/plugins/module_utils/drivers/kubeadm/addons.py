@@ -26,10 +26,11 @@ CONTROL_PLANE_TOLERATIONS = ({'key': 'node-role.kubernetes.io/control-plane',
 
 # The CPU (and memory) the cluster's own controllers ask for (upstream's manifests' for
 # k8s-keystone-auth and the autoscaler, the chart's suggestion for the cloud controller
-# manager, the autoscaler's CPU for the octavia-ingress-controller): a pod that asks for none is BestEffort, whose processes the kernel gives almost no CPU
-# on a busy master (cgroup weight 1 beside the control plane's); on the lab's QEMU-TCG
-# master the cloud controller manager got 15 CPU-seconds in 22 minutes and initialised
-# no worker (2026-12-03).
+# manager, the autoscaler's CPU for the octavia-ingress-controller): a pod that asks for
+# none is BestEffort, whose processes the kernel gives almost no CPU on a busy master
+# (cgroup weight 1 beside the control plane's); on the lab's QEMU-TCG master the cloud
+# controller manager got 15 CPU-seconds in 22 minutes and initialised no worker
+# (2026-12-03).
 CONTROLLER_REQUESTS = {
     'openstack-cloud-controller-manager': {'requests': {'cpu': '200m'}},
     'k8s-keystone-auth': {'requests': {'cpu': '200m'}},
@@ -175,9 +176,9 @@ def leader_election(conf):
     (the lab's QEMU-TCG masters: "leaderelection lost" every few minutes). (flag, value)
     pairs; a value that is not a duration is refused. None but ``leader-elect=false``
     where the masters' controllers elect no leader (k8s_config.leader_election_on)."""
-    given = ((conf.get('component_flags') or {}).get('controllerManager') or {})
     if not k8s_config.leader_election_on(conf):
         return [('leader-elect', 'false')]
+    given = ((conf.get('component_flags') or {}).get('controllerManager') or {})
     flags = []
     for name, value in sorted(given.items()):
         if LEADER_ELECTION_FLAG.match(str(name)):
