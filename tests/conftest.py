@@ -110,7 +110,7 @@ FILE_TIERS = {
             'test_node_jobs.py', 'test_packaging.py', 'test_role_inputs.py',
             'test_unreachable_nodes.py'),
     'real_node': ('test_federation.py', 'test_infra_docker.py', 'test_kubernetes.py',
-                  'test_mesos.py', 'test_node_volumes.py', 'test_quickstart.py',
+                  'test_mesos.py', 'test_node_volumes.py', 'test_quickstart.py', 'test_ssh_wait.py',
                   'test_swarm.py'),
     'lab': ('test_keystone_auth.py', 'test_openstack_provider.py', 'test_service_deploy.py'),
     'real_guests': ('test_real_guests.py',),
