@@ -1,7 +1,8 @@
 """The OpenStack provider's wait for new servers (module openstack_ssh_wait) against a real
 sshd on this host's loopback: every server asked at once with a plain `ssh true`, one
 reached through another asked only once that one answers, and one whose jump host stays
-silent reported not asked - so that the role reboots the silent one only."""
+silent reported not asked - so that the role reboots the silent one only; the wait's bound
+scaled by the cloud's record of its boots, which gains this wait's slowest answer."""
 import json
 import os
 import shutil
@@ -62,12 +63,16 @@ def test_servers_are_asked_at_once_and_a_jump_hosts_silence_is_its_own(tmp_path)
         'node-1': {'host': '127.0.0.1', 'args': options + ' -p %d' % closed + through(closed),
                    'through': 'master-1'},
     }
+    # the cloud's record: its slowest boot of late was 15 s, so the wait lasts 30 s, not 20
+    record = tmp_path / 'boots.json'
+    record.write_text(json.dumps({'boots': [12, 15]}))
     playbook = tmp_path / 'wait.yml'
     playbook.write_text(json.dumps([{
         'hosts': 'localhost', 'gather_facts': False, 'tasks': [
             {'name': 'Wait', 'register': 'waited', 'openstack.magnum.openstack_ssh_wait': {
                 'names': sorted(routes), 'routes': routes, 'user': 'root',
-                'key_file': str(key), 'timeout': 25, 'sleep': 1}},
+                'key_file': str(key), 'timeout': 20, 'sleep': 1,
+                'boot_record': str(record), 'max_timeout': 60}},
             {'name': 'Sort', 'vars': {'routes': routes}, 'ansible.builtin.copy': {
                 'dest': str(tmp_path / 'out.json'),
                 'content': '{{ {"waited": waited, "outcome": waited.results | '
@@ -94,7 +99,11 @@ def test_servers_are_asked_at_once_and_a_jump_hosts_silence_is_its_own(tmp_path)
     results = dict((r['item'], r) for r in found['waited']['results'])
     assert found['waited']['answered'].keys() == {'master-0', 'node-0'}, results
     # asked at once: the master answered soon after its sshd started, its worker right after
-    assert 5 <= results['master-0']['elapsed'] <= results['node-0']['elapsed'] < 25, results
+    assert 1 <= results['master-0']['elapsed'] <= results['node-0']['elapsed'] < 20, results
+    assert found['waited']['timeout'] == 30 and found['waited']['boots'] == [12, 15]
+    assert results['master-1']['elapsed'] >= 28, results
+    # the record gains this create's slowest answer
+    assert json.loads(record.read_text())['boots'] == [12, 15, results['node-0']['elapsed']]
     assert results['master-1']['failed'] and results['master-1']['asked']
     assert results['master-1']['msg'].startswith('timed out waiting for SSH: '), results
     assert 'refused' in results['master-1']['msg'].lower(), results

@@ -178,3 +178,39 @@ def test_a_creates_last_ssh_wait_names_the_server_the_bounds_and_how_to_raise_th
         "Server c-node-0 answers SSH but refuses the cluster's key")
     assert cloud_servers.ssh_wait_failure(results[:1], 600, 300) == ''
     assert cloud_servers.ssh_wait_failure([], 600, 300) == ''
+
+
+def test_the_reboots_bound_scales_with_the_clouds_recorded_boots(tmp_path):
+    """#66 item 5: a silent server is rebooted after twice the slowest boot of the cloud's
+    last 10 creates when that is longer than the operator's bound, never past half the
+    wait; the record keeps the last 10 (several jobs add to it at once: each under the
+    lock, none lost), a broken record is no record, and the reason names the scaling."""
+    import multiprocessing
+    from ansible_collections.openstack.magnum.plugins.module_utils.providers.openstack import (
+        ssh_wait)
+    record = str(tmp_path / 'cloud' / 'boots.json')
+    assert ssh_wait.recorded_boots(record) == []
+    assert ssh_wait.scaled_bound(300, [], 600) == 300
+    for seconds in (90, 120, 250):
+        ssh_wait.remember_boot(record, seconds)
+    assert ssh_wait.recorded_boots(record) == [90, 120, 250]
+    assert ssh_wait.scaled_bound(300, [90, 120], 600) == 300
+    assert ssh_wait.scaled_bound(300, ssh_wait.recorded_boots(record), 600) == 500
+    assert ssh_wait.scaled_bound(300, [400], 600) == 600
+    assert ssh_wait.scaled_bound(300, [400], 0) == 800
+    workers = [multiprocessing.Process(target=ssh_wait.remember_boot, args=(record, 10 + i))
+               for i in range(12)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    kept = ssh_wait.recorded_boots(record)
+    assert len(kept) == 10 and set(kept) <= set(range(10, 22)), kept
+    (tmp_path / 'cloud' / 'boots.json').write_text('{"boots": [')
+    assert ssh_wait.recorded_boots(record) == []
+    reason = cloud_servers.ssh_wait_failure(
+        [{'item': 'c-master-0', 'failed': True, 'msg': 'timed out waiting for SSH: x'}],
+        1200, 500, 'magnum', [90, 250])
+    assert ('rebooted hard after 500 s of silence (the bound scales with the cloud: twice '
+            'the slowest boot of its last 2 creates, 250 s, if longer than '
+            'infra_openstack_ssh_reboot_after)') in reason, reason

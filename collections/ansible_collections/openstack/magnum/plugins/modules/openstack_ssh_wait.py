@@ -45,9 +45,21 @@ options:
     type: path
     required: true
   timeout:
-    description: Seconds to wait for every server in all.
+    description:
+      - Seconds to wait for every server in all; with I(boot_record), the least.
     type: int
     required: true
+  boot_record:
+    description:
+      - The cloud's record of its boots (a JSON file the module keeps; jobs share it under
+        a lock). When given, the wait lasts twice the slowest boot of the cloud's last 10
+        creates the record holds, at least I(timeout) and at most I(max_timeout), and the
+        slowest answer of this wait's servers that answered is added to it.
+    type: path
+  max_timeout:
+    description: The most a wait scaled by I(boot_record) lasts (0 for no limit).
+    type: int
+    default: 0
   sleep:
     description: Seconds between two tries at one server.
     type: int
@@ -57,7 +69,7 @@ options:
     type: int
     default: 10
 notes:
-  - Check mode waits as well (it changes nothing).
+  - Check mode waits as well, and leaves the boot record as it is.
 '''
 
 EXAMPLES = r'''
@@ -81,6 +93,17 @@ results:
   type: list
   elements: dict
   sample: [{"item": "k8s-abc-master-0", "failed": false, "msg": "", "elapsed": 84}]
+timeout:
+  description: The bound the wait had, in seconds (I(timeout), or scaled by I(boot_record)).
+  returned: always
+  type: int
+  sample: 300
+boots:
+  description: The slowest boot of each of the cloud's last creates the record held before.
+  returned: always
+  type: list
+  elements: int
+  sample: [96, 130, 104]
 answered:
   description: The servers that answered, each with the seconds it took.
   returned: always
@@ -103,13 +126,22 @@ def main():
         timeout=dict(type='int', required=True),
         sleep=dict(type='int', default=3),
         connect_timeout=dict(type='int', default=10),
+        boot_record=dict(type='path'),
+        max_timeout=dict(type='int', default=0),
     ), supports_check_mode=True)
     params = module.params
+    record = params['boot_record']
+    boots = ssh_wait.recorded_boots(record) if record else []
+    timeout = (ssh_wait.scaled_bound(params['timeout'], boots, params['max_timeout'])
+               if record else params['timeout'])
     results = ssh_wait.wait(params['names'], params['routes'], params['user'],
-                            params['key_file'], params['timeout'], sleep=params['sleep'],
+                            params['key_file'], timeout, sleep=params['sleep'],
                             connect_timeout=params['connect_timeout'])
-    module.exit_json(changed=False, results=results, answered=dict(
-        (r['item'], r['elapsed']) for r in results if not r['failed']))
+    answered = [r['elapsed'] for r in results if not r['failed']]
+    if record and answered and not module.check_mode:
+        ssh_wait.remember_boot(record, max(answered))
+    module.exit_json(changed=False, results=results, timeout=timeout, boots=boots,
+                     answered=dict((r['item'], r['elapsed']) for r in results if not r['failed']))
 
 
 if __name__ == '__main__':

@@ -148,12 +148,13 @@ def ssh_wait_outcome(results, user='magnum', routes=None):
             'refused': reason}
 
 
-def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum'):
+def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum', boots=None):
     """Why a create's last SSH wait failed, '' when every server answered: the first server
     still silent with its connection error (a server that refused the key: ssh_wait_outcome's
     reason), the others named, then the bounds that ran out and how to give a slow cloud's
     guests longer (``timeout``: the whole wait's seconds; ``reboot_after``: when the silent
-    ones were rebooted hard, None for none)."""
+    ones were rebooted hard, None for none; ``boots``: the slowest boot of each of the
+    cloud's last creates, which the reboot's bound scales with)."""
     outcome = ssh_wait_outcome(results, user)
     if outcome['refused']:
         return outcome['refused']
@@ -165,6 +166,10 @@ def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum'):
     error = KNOWN_HOST_NOTICE.sub('', str(first.get('msg') or 'no answer')).strip()
     rebooted = ('' if reboot_after is None else
                 ', rebooted hard after %d s of silence' % int(reboot_after))
+    if rebooted and boots:
+        rebooted += (' (the bound scales with the cloud: twice the slowest boot of its last '
+                     '%d creates, %d s, if longer than infra_openstack_ssh_reboot_after)'
+                     % (len(boots), max(int(b) for b in boots)))
     return ("%s: %s%s. Not answering over SSH within the wait's %d s%s: a slow cloud's guests "
             "may need longer - raise the cluster's create_timeout (the wait is half of it, "
             "at most 20 minutes), or set infra_openstack_ssh_timeout (and "

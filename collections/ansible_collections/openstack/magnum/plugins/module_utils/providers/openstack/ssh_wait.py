@@ -11,13 +11,16 @@ its jump host's silence."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import fcntl
+import json
+import os
 import shlex
 import subprocess
 import threading
 import time
 
-# ssh's exit status when it could not connect or log in (anything else is the command's).
-SSH_FAILED = 255
+# How many creates' slowest boots the cloud's record keeps.
+KEEP_BOOTS = 10
 
 
 def probe_command(route, user, key_file, connect_timeout=10):
@@ -86,3 +89,35 @@ def wait(names, routes, user, key_file, timeout, sleep=3, connect_timeout=10,
     for thread in threads:
         thread.join()
     return [results[name] for name in names]
+
+
+def recorded_boots(path):
+    """The slowest boot (seconds until its last new server answered) of each of the
+    cloud's last creates, oldest first, from its record (``path``; [] when none)."""
+    try:
+        with open(path) as f:
+            boots = json.load(f).get('boots') or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [int(b) for b in boots if isinstance(b, (int, float)) and b >= 0][-KEEP_BOOTS:]
+
+
+def scaled_bound(least, boots, most):
+    """The first wait's bound: twice the slowest boot the cloud's record holds (``boots``),
+    at least ``least`` (the operator's) and at most ``most`` (half the whole wait's)."""
+    bound = max([int(least)] + [2 * b for b in boots])
+    return min(bound, int(most)) if most else bound
+
+
+def remember_boot(path, seconds, keep=KEEP_BOOTS):
+    """Adds a create's slowest boot to the cloud's record, under a lock (jobs of several
+    conductors share it), keeping the last ``keep``; the file is replaced whole."""
+    folder = os.path.dirname(path) or '.'
+    os.makedirs(folder, exist_ok=True)
+    with open(path + '.lock', 'a') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        boots = recorded_boots(path) + [int(seconds)]
+        temporary = '%s.%d' % (path, os.getpid())
+        with open(temporary, 'w') as f:
+            json.dump({'boots': boots[-keep:]}, f)
+        os.replace(temporary, path)
