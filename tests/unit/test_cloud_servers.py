@@ -214,3 +214,15 @@ def test_the_reboots_bound_scales_with_the_clouds_recorded_boots(tmp_path):
     assert ('rebooted hard after 500 s of silence (the bound scales with the cloud: twice '
             'the slowest boot of its last 2 creates, 250 s, if longer than '
             'infra_openstack_ssh_reboot_after)') in reason, reason
+
+
+def test_a_server_whose_console_still_moved_is_named_as_booting_not_rebooted():
+    """#66 item 5: a silent server whose console still changed was not rebooted (a slow
+    guest); if it never answers, the reason says so, with its console's last line."""
+    results = [{'item': 'c-master-0', 'failed': True, 'msg': 'timed out waiting for SSH: x'}]
+    reason = cloud_servers.ssh_wait_failure(
+        results, 1200, 300, 'magnum', [], ['c-master-0'],
+        {'c-master-0': 'A start job is running for Raise network interfaces (3min 2s / 5min)'})
+    assert ("not rebooted: its console still changed after 300 s (last line: 'A start job is "
+            "running for Raise network interfaces (3min 2s / 5min)')") in reason, reason
+    assert 'rebooted hard' not in reason

@@ -148,13 +148,16 @@ def ssh_wait_outcome(results, user='magnum', routes=None):
             'refused': reason}
 
 
-def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum', boots=None):
+def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum', boots=None,
+                     progressing=None, last_lines=None):
     """Why a create's last SSH wait failed, '' when every server answered: the first server
     still silent with its connection error (a server that refused the key: ssh_wait_outcome's
     reason), the others named, then the bounds that ran out and how to give a slow cloud's
     guests longer (``timeout``: the whole wait's seconds; ``reboot_after``: when the silent
     ones were rebooted hard, None for none; ``boots``: the slowest boot of each of the
-    cloud's last creates, which the reboot's bound scales with)."""
+    cloud's last creates, which the reboot's bound scales with; ``progressing``: the silent
+    servers not rebooted because their consoles still changed, ``last_lines`` their last
+    console lines: openstack_consoles')."""
     outcome = ssh_wait_outcome(results, user)
     if outcome['refused']:
         return outcome['refused']
@@ -164,8 +167,13 @@ def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum', boots=N
     first = failed[0]
     others = [str(r.get('item')) for r in failed[1:]]
     error = KNOWN_HOST_NOTICE.sub('', str(first.get('msg') or 'no answer')).strip()
-    rebooted = ('' if reboot_after is None else
+    booting = str(first.get('item')) in (progressing or [])
+    rebooted = ('' if reboot_after is None or booting else
                 ', rebooted hard after %d s of silence' % int(reboot_after))
+    if booting:
+        rebooted = (', not rebooted: its console still changed after %d s (last line: %r)'
+                    % (int(reboot_after or 0),
+                       str((last_lines or {}).get(first.get('item')) or '')[-200:]))
     if rebooted and boots:
         rebooted += (' (the bound scales with the cloud: twice the slowest boot of its last '
                      '%d creates, %d s, if longer than infra_openstack_ssh_reboot_after)'
