@@ -436,6 +436,14 @@ def test_the_autoscaler_scales_the_default_workers_between_the_labels_through_ma
             '--nodes=2:7:default-worker'} <= set(container['args'])
     assert made['secret']['metadata']['name'] == \
         deployment['spec']['template']['spec']['volumes'][0]['secret']['secretName']
+    # What its informers list (upstream's example ClusterRole): without dynamic resource
+    # allocation's kinds it waits for their caches and never runs a loop (#62, on guests).
+    (role,) = [o for o in made['objects'] if o['kind'] == 'ClusterRole']
+    granted = set((group, resource) for rule in role['rules'] for group in rule['apiGroups']
+                  for resource in rule['resources'] if 'list' in rule['verbs'])
+    assert {('resource.k8s.io', 'deviceclasses'), ('resource.k8s.io', 'resourceslices'),
+            ('resource.k8s.io', 'resourceclaims'), ('storage.k8s.io', 'csinodes'),
+            ('', 'nodes'), ('', 'pods'), ('policy', 'poddisruptionbudgets')} <= granted
     # The operator's flags (kubernetes_autoscaler_flags: scale-down timing) come after the
     # driver's, which the operator cannot replace.
     assert not [a for a in container['args'] if a.startswith('--scale-down')]

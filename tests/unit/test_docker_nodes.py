@@ -265,3 +265,11 @@ def test_what_a_provider_hands_the_coe_roles():
     assert contract.provider_facts(nodes, lb_address='')['api_host'] == '10.0.0.10'
     assert contract.provider_facts([])['api_host'] == ''
     assert contract.provider_facts([])['node_api_host'] == ''
+    # Nodes planned before their servers existed get the servers' ids once made: the node
+    # groups' records name their servers (the Heat view's refs_map, by which the cluster
+    # autoscaler finds a node's group; #62, on the lab's guests it found none).
+    made = [{'name': 'c-master-1', 'id': 's1'}, {'name': 'c-node-0', 'id': 's2'},
+            {'name': 'other', 'id': 's9'}]
+    grouped = contract.provider_facts(nodes, new, remove, servers=made)['cluster_facts'][
+        'nodegroup_nodes']
+    assert [n.get('id') for n in grouped['g-m'] + grouped['g-w']] == ['s0', 's1', 's2']

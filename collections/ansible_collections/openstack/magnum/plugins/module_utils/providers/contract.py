@@ -75,7 +75,7 @@ def servers_as_nodes(servers, prefix):
 
 
 def provider_facts(nodes, new=None, remove=None, public=None, lb_address=None,
-                   lb_private_address=None):
+                   lb_private_address=None, servers=None):
     """What a provider hands the COE roles and the cluster's record once its servers are
     there (docs/developer/layout.md, "Writing a driver"), one rule for every provider:
     ``cluster_facts`` (``master_addresses``, ``node_addresses``, ``nodegroup_nodes``: each
@@ -88,9 +88,15 @@ def provider_facts(nodes, new=None, remove=None, public=None, lb_address=None,
     never a floating IP, which nodes would reach only back through the router.
 
     ``nodes``: the plan's nodes (name, role, group, address, id); ``public``: node name ->
-    the address it is reached on, where that differs (a floating IP)."""
+    the address it is reached on, where that differs (a floating IP); ``servers``: the
+    cloud's servers (name, id) once the operation made its own, where a node planned
+    before its server existed gets its id - the node groups' records name their servers
+    by it (the Heat view's ``refs_map``, which the cluster autoscaler maps nodes by)."""
     public = public or {}
-    servers = [node for node in nodes or [] if node.get('role') != 'lb']
+    ids = dict((server.get('name'), server.get('id')) for server in servers or []
+               if server.get('name') and server.get('id'))
+    servers = [dict(node, id=node.get('id') or ids.get(node.get('name')) or '')
+               for node in nodes or [] if node.get('role') != 'lb']
 
     def reached(node):
         return public.get(node['name']) or node.get('address')

@@ -566,6 +566,10 @@ AUTOSCALER_RULES = (
     (['apps'], ['daemonsets', 'replicasets', 'statefulsets'], ['watch', 'list', 'get']),
     (['storage.k8s.io'], ['storageclasses', 'csinodes', 'csidrivers', 'csistoragecapacities',
                           'volumeattachments'], ['watch', 'list', 'get']),
+    # Dynamic resource allocation: the autoscaler's scheduler framework waits for these
+    # informers' caches before its first loop, forever without them (seen on v1.36.0).
+    (['resource.k8s.io'], ['deviceclasses', 'resourceslices', 'resourceclaims'],
+     ['watch', 'list', 'get']),
     ([''], ['configmaps'], ['create', 'list', 'watch', 'get', 'update', 'delete']),
     (['coordination.k8s.io'], ['leases'], ['create', 'get', 'update']),
 )
