@@ -257,8 +257,14 @@ def default_nodegroups(cluster, template):
             'docker_volume_size': cluster['docker_volume_size'],
             'status': states.CREATE_IN_PROGRESS})
     master, worker = DEFAULT_NODEGROUPS
-    return [group(master, 'master', cluster['master_count'], cluster['master_flavor_id']),
-            group(worker, 'worker', cluster['node_count'], cluster['flavor_id'])]
+    groups = [group(master, 'master', cluster['master_count'], cluster['master_flavor_id']),
+              group(worker, 'worker', cluster['node_count'], cluster['flavor_id'])]
+    if labels_mod.to_bool(cluster['labels'].get('auto_scaling_enabled')):
+        # The bounds the cluster autoscaler keeps the default workers in: its magnum
+        # provider reads them from the group (node group auto-discovery).
+        groups[1]['min_node_count'], groups[1]['max_node_count'] = \
+            labels_mod.autoscaling_bounds(cluster['labels'])
+    return groups
 
 
 def update_cluster(current, patched):

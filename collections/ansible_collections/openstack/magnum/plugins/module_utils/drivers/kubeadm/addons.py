@@ -577,12 +577,13 @@ AUTOSCALER_RULES = (
 
 def cluster_autoscaler(conf, labels):
     """The cluster autoscaler as Magnum ran it: one replica on the masters, its magnum
-    provider scaling the default worker group between the labels ``min_node_count``
-    (default 1) and ``max_node_count`` (required), named by the cluster's UUID, its
+    provider scaling the worker groups that have bounds - the default one between the
+    labels ``min_node_count`` (default 1) and ``max_node_count`` (required), which the
+    cluster's record gives it (model.default_nodegroups) -, named by the cluster's UUID, its
     cloud-config (openstack_cloud_config's [Global] in the keys its magnum provider reads:
     the cluster's trust, where it has one) in the Secret ``secret`` describes (``secret_key``: where the file goes in it)."""
     labels = labels or {}
-    low, high = labels_mod.autoscaling_bounds(labels)
+    labels_mod.autoscaling_bounds(labels)
     namespace, name = 'kube-system', 'cluster-autoscaler'
     image = k8s_config.addon_image('%s:%s' % (AUTOSCALER_IMAGE, AUTOSCALER_TAG),
                                    conf.get('container_infra_prefix'),
@@ -595,7 +596,10 @@ def cluster_autoscaler(conf, labels):
             'name': name, 'image': image, 'command': ['./cluster-autoscaler'],
             'args': ['--cloud-provider=magnum', '--cluster-name=%s' % conf['cluster_uuid'],
                      '--cloud-config=/config/cloud-config',
-                     '--nodes=%d:%d:default-worker' % (low, high)]
+                     # the worker groups with bounds (the default one's are the labels'):
+                     # v1.36's magnum provider builds no node template for a --nodes
+                     # group and panics on its first loop (seen on the lab's guests)
+                     '--node-group-auto-discovery=magnum:role=worker']
             + ['--%s=%s' % flag for flag in autoscaler_flags(conf)] + ['--v=2'],
             'resources': _requests(name),
             'volumeMounts': [{'name': 'cloud-config', 'mountPath': '/config',
@@ -614,7 +618,8 @@ def cluster_autoscaler(conf, labels):
     return {'objects': objects, 'secret': secret, 'secret_key': ['stringData', 'cloud-config']}
 
 
-AUTOSCALER_OWN_FLAGS = ('cloud-provider', 'cluster-name', 'cloud-config', 'nodes')
+AUTOSCALER_OWN_FLAGS = ('cloud-provider', 'cluster-name', 'cloud-config', 'nodes',
+                        'node-group-auto-discovery')
 FLAG_NAME = re.compile(r'^[a-z][a-z0-9-]*$')
 
 
