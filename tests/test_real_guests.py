@@ -814,7 +814,7 @@ def scale_up_and_down(conf, alice_coe, servers, store_file):
         shown = autoscaler_log()
         pytest.fail('the autoscaler did not grow the workers: %s\n%s' % (
             shown.stdout + shown.stderr, k8s.kubectl(conf, 'get', 'pods', '-o', 'wide')))
-    group = alice_coe('cluster', 'nodegroup', 'show', 'kube', 'default-worker', '-f', 'json')
+    group = alice_coe('nodegroup', 'show', 'kube', 'default-worker', '-f', 'json')
     assert group['node_count'] == 2, group
 
     # ... and, idle, shrinks it naming the node it removes: exactly that server goes.
