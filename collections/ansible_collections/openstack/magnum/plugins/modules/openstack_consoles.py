@@ -76,9 +76,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils.providers.opensta
     CloudModule)
 
 
-def console(conn, name, lines):
+def console(conn, server, lines):
     """The last ``lines`` lines of a server's console log ('' when it has none)."""
-    server = conn.compute.find_server(name, ignore_missing=True)
     if server is None:
         return ''
     try:
@@ -99,14 +98,18 @@ class ClusterConsolesModule(CloudModule):
 
     def act(self, conn, record):
         names = list(self.params['names'])
-        first = dict((name, console(conn, name, self.params['lines'])) for name in names)
+        # each server looked up once, its console read at every interval
+        servers = dict((name, conn.compute.find_server(name, ignore_missing=True))
+                       for name in names)
+        first = dict((name, console(conn, servers[name], self.params['lines']))
+                     for name in names)
         last = dict(first)
         deadline = time.monotonic() + self.params['watch']
         waiting = list(names)
         while waiting and time.monotonic() + self.params['interval'] <= deadline:
             time.sleep(self.params['interval'])
             for name in list(waiting):
-                last[name] = console(conn, name, self.params['lines'])
+                last[name] = console(conn, servers[name], self.params['lines'])
                 if last[name] != first[name]:
                     waiting.remove(name)
         self.exit_json(changed=False, progressing=[n for n in names if n not in waiting],

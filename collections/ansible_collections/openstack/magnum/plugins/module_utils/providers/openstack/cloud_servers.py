@@ -168,12 +168,13 @@ def ssh_wait_failure(results, timeout, reboot_after=None, user='magnum', boots=N
     others = [str(r.get('item')) for r in failed[1:]]
     error = KNOWN_HOST_NOTICE.sub('', str(first.get('msg') or 'no answer')).strip()
     booting = str(first.get('item')) in (progressing or [])
-    rebooted = ('' if reboot_after is None or booting else
-                ', rebooted hard after %d s of silence' % int(reboot_after))
     if booting:
         rebooted = (', not rebooted: its console still changed after %d s (last line: %r)'
                     % (int(reboot_after or 0),
                        str((last_lines or {}).get(first.get('item')) or '')[-200:]))
+    else:
+        rebooted = ('' if reboot_after is None else
+                    ', rebooted hard after %d s of silence' % int(reboot_after))
     if rebooted and boots:
         rebooted += (' (the bound scales with the cloud: twice the slowest boot of its last '
                      '%d creates, %d s, if longer than infra_openstack_ssh_reboot_after)'

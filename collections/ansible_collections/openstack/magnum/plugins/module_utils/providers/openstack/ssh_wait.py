@@ -48,6 +48,7 @@ def wait(names, routes, user, key_file, timeout, sleep=3, connect_timeout=10,
     until the wait gave up on it)."""
     began = clock()
     deadline = began + timeout
+    bound = max(connect_timeout * 3, 30)   # one try's, a hung ProxyCommand's included
     answered = dict((name, threading.Event()) for name in names)
     results = {}
 
@@ -66,9 +67,9 @@ def wait(names, routes, user, key_file, timeout, sleep=3, connect_timeout=10,
                 try:
                     probe = run(probe_command(route, user, key_file, connect_timeout),
                                 capture_output=True, text=True, check=False,
-                                timeout=max(connect_timeout * 3, 30), stdin=subprocess.DEVNULL)
+                                timeout=bound, stdin=subprocess.DEVNULL)
                 except subprocess.TimeoutExpired:
-                    error = 'no answer within %d s' % max(connect_timeout * 3, 30)
+                    error = 'no answer within %d s' % bound
                 else:
                     if probe.returncode == 0:
                         answered[name].set()
