@@ -86,18 +86,18 @@ def swarm_nodes(api_address, certs):
 
 def create_with_playbook(env, cloud, name, coe, floating, node_count, image=IMAGE,
                          create_timeout=40, master_flavor=GUEST_FLAVOR, labels=None,
-                         settings=None):
+                         settings=None, template=None):
     """A template <name>-tpl of ``coe`` on the guest flavor (``master_flavor`` for the
     masters) and the lab's keypair magnum-real (made once; its private key is never the
     service's), then cluster ``name`` of 1 master and ``node_count`` nodes created with
-    `ansible-playbook` (with the operator's role ``settings`` as extra variables): the
-    finished run."""
+    `ansible-playbook` (with the operator's role ``settings`` as extra variables; more of
+    the template's fields in ``template``): the finished run."""
     if cloud.compute.find_keypair('magnum-real') is None:
         cloud.compute.create_keypair(name='magnum-real')
     module(env, 'cluster_template', name=name + '-tpl', coe=coe, image_id=image,
            external_network_id='public', keypair_id='magnum-real', flavor_id=GUEST_FLAVOR,
            master_flavor_id=master_flavor, docker_storage_driver='overlay2',
-           floating_ip_enabled=floating, labels=labels or {})
+           floating_ip_enabled=floating, labels=labels or {}, **(template or {}))
     return run(env, 'ansible-playbook', 'playbooks/cluster_create.yml', '-e', json.dumps(dict(
         settings or {}, cluster={'name': name, 'cluster_template_id': name + '-tpl',
                                  'node_count': node_count, 'master_count': 1,
@@ -149,6 +149,116 @@ def test_swarm_with_ansible_playbook_reaches_a_node_without_a_floating_ip_throug
         deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e', 'cluster=real')
         assert deleted.returncode == 0, deleted.stdout[-3000:]
     assert leftovers(cloud, 'real-') == []
+
+
+@contextlib.contextmanager
+def bastion(cloud, tmp_path):
+    """An operator's bastion, as docs/operator/openstack-cloud.md walks it: a network of the
+    operator's (subnet in the lab's tenant ranges, a router to `public`), a server on it
+    with a floating IP, its default user ``debian`` let in by a key of the controller's
+    own - in an ssh-agent, never the clusters' keys. Yields ({env}, network, subnet,
+    'debian@<floating IP>'); everything removed after."""
+    key = tmp_path / 'bastion-key'
+    subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(key)], check=True)
+    agent = dict(re.findall(r'(SSH_AUTH_SOCK|SSH_AGENT_PID)=([^;]+);',
+                            subprocess.run(['ssh-agent', '-s'], capture_output=True, text=True,
+                                           check=True).stdout))
+    made = []
+    try:
+        subprocess.run(['ssh-add', '-q', str(key)], check=True,
+                       env=dict(os.environ, SSH_AUTH_SOCK=agent['SSH_AUTH_SOCK']))
+        public = cloud.network.find_network('public', ignore_missing=False)
+        net = cloud.network.create_network(name='ops-net')
+        made.append(('network', net))
+        subnet = cloud.network.create_subnet(name='ops-subnet', network_id=net.id,
+                                             ip_version=4, cidr='10.0.77.0/24')
+        router = cloud.network.create_router(name='ops-router',
+                                             external_gateway_info={'network_id': public.id})
+        made.append(('router', router))
+        cloud.network.add_interface_to_router(router, subnet_id=subnet.id)
+        group = cloud.network.create_security_group(name='ops-ssh')
+        made.append(('group', group))
+        cloud.network.create_security_group_rule(
+            security_group_id=group.id, direction='ingress', ethertype='IPv4',
+            protocol='tcp', port_range_min=22, port_range_max=22, remote_ip_prefix='0.0.0.0/0')
+        keypair = cloud.compute.create_keypair(name='ops-bastion',
+                                               public_key=(tmp_path / 'bastion-key.pub')
+                                               .read_text())
+        made.append(('keypair', keypair))
+        server = cloud.compute.create_server(
+            name='ops-bastion', image_id=cloud.image.find_image(IMAGE).id,
+            flavor_id=cloud.compute.find_flavor(GUEST_FLAVOR).id, key_name=keypair.name,
+            networks=[{'uuid': net.id}], security_groups=[{'name': group.name}])
+        made.append(('server', server))
+        cloud.compute.wait_for_server(server, wait=600)
+        port = next(cloud.network.ports(device_id=server.id))
+        fip = cloud.network.create_ip(floating_network_id=public.id, port_id=port.id)
+        made.append(('fip', fip))
+        target = 'debian@%s' % fip.floating_ip_address
+        env = {'SSH_AUTH_SOCK': agent['SSH_AUTH_SOCK'], 'MAGNUM_SSH_BASTION': target}
+        wait_for(lambda: subprocess.run(
+            ['ssh', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
+             '-o', 'ConnectTimeout=10', '-o', 'BatchMode=yes', target, 'true'],
+            env=dict(os.environ, **env), capture_output=True, timeout=60).returncode == 0,
+            timeout=900, interval=5)
+        yield env, net.name, subnet.name, target
+    finally:
+        for kind, thing in reversed(made):
+            with contextlib.suppress(Exception):
+                if kind == 'fip':
+                    cloud.network.delete_ip(thing)
+                elif kind == 'server':
+                    cloud.compute.delete_server(thing)
+                    cloud.compute.wait_for_delete(thing, wait=300)
+                elif kind == 'keypair':
+                    cloud.compute.delete_keypair(thing)
+                elif kind == 'group':
+                    cloud.network.delete_security_group(thing)
+                elif kind == 'router':
+                    cloud.network.remove_interface_from_router(
+                        thing, subnet_id=cloud.network.find_subnet('ops-subnet').id)
+                    cloud.network.delete_router(thing)
+                elif kind == 'network':
+                    cloud.network.delete_network(thing)
+        if agent.get('SSH_AGENT_PID'):
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(agent['SSH_AGENT_PID']), 15)
+
+
+def test_swarm_without_any_floating_ip_is_reached_through_the_operators_bastion(
+        cloud, node_image, tmp_path):
+    """Issue #66 item 4: a template with floating IPs disabled on the operator's network,
+    and the deployment's bastion (MAGNUM_SSH_BASTION, let in by the controller's own key in
+    an agent): no server of the cluster gets a floating IP, the SSH wait, the COE's setup and
+    the health round all go through the bastion, the API address is the master's fixed
+    address, and the delete leaves the operator's network as it was."""
+    with bastion(cloud, tmp_path) as (extra, network, subnet, target):
+        env = dict(playbook_env(tmp_path), **extra)
+        created = create_with_playbook(env, cloud, 'bast', 'swarm', False, 1, template={
+            'fixed_network': network, 'fixed_subnet': subnet})
+        try:
+            cluster = module(env, 'cluster_info', name='bast')['cluster']
+            assert created.returncode == 0 and cluster['status'] == 'CREATE_COMPLETE', (
+                cluster['status_reason'], created.stdout[-3000:])
+            servers = [s for s in cloud.compute.servers() if s.name.startswith('bast-')]
+            assert len(servers) == 2 and floating_ips(cloud, 'bast-') == {}, servers
+            master = next(s for s in servers if '-master-' in s.name)
+            fixed = [a['addr'] for a in master.addresses[network]]
+            assert cluster['api_address'] == 'tcp://%s:2376' % fixed[0], cluster['api_address']
+            health = run(env, 'ansible-playbook', 'playbooks/cluster_health.yml',
+                         '-e', 'cluster=bast')
+            assert health.returncode == 0, health.stdout[-3000:]
+            cluster = module(env, 'cluster_info', name='bast')['cluster']
+            assert cluster['health_status'] == 'HEALTHY', cluster['health_status_reason']
+        finally:
+            deleted = run(env, 'ansible-playbook', 'playbooks/cluster_delete.yml', '-e',
+                          'cluster=bast')
+            assert deleted.returncode == 0, deleted.stdout[-3000:]
+        assert leftovers(cloud, 'bast-') == []
+        ops = cloud.network.find_network(network).id
+        # the operator's network keeps only the bastion's port (and the network's own)
+        assert len([p for p in cloud.network.ports(network_id=ops)
+                    if not p.device_owner.startswith('network:')]) == 1
 
 
 def test_swarm_through_the_api_grows_shrinks_rotates_its_ca_and_reports_a_stopped_node(
