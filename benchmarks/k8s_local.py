@@ -18,6 +18,7 @@ and MAGNUM_K8S_LABELS adds labels (key=value,...; e.g. the flannel tags it holds
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -68,7 +69,9 @@ def plain_files(work, master_address):
     # components' flags and probes for a slow master)
     conf.update(kubeadm_timeouts=defaults['kubernetes_kubeadm_timeouts'],
                 component_flags=defaults['kubernetes_component_flags'],
-                control_plane_probes=defaults['kubernetes_control_plane_probes'])
+                # the role's default is its environment's (a lookup, not YAML)
+                control_plane_probes=json.loads(
+                    os.environ.get('MAGNUM_K8S_CONTROL_PLANE_PROBES') or '{}'))
     master = {'name': 'plain-master', 'address': master_address, 'role': 'master',
               'nodegroup': 'default-master'}
     (work / 'kubeadm.yaml').write_text(yaml.safe_dump_all(
