@@ -48,6 +48,7 @@ import openstack
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.labels import (
     parse as parse_labels)
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 
 TOP = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -132,7 +133,7 @@ def kubeadm_floor(work, key, user, addresses, master_fixed):
     from k8s_local import plain_files
     files = work / 'plain'
     files.mkdir()
-    plain_files(files, master_fixed)
+    conf = plain_files(files, master_fixed)
     ssh = SSH + ['-i', str(key)]
 
     def on(address, script, stdin=None):
@@ -149,7 +150,11 @@ def kubeadm_floor(work, key, user, addresses, master_fixed):
               '10-kubeadm.conf': '/etc/systemd/system/kubelet.service.d/10-kubeadm.conf',
               'kubeadm.yaml': '/etc/kubernetes/kubeadm.yaml',
               'flannel.yml': '/etc/kubernetes/flannel.yml'}
-    bundle = json.dumps(dict((path, (files / name).read_text()) for name, path in places.items()))
+    given = dict((path, (files / name).read_text()) for name, path in places.items())
+    # the control plane's probe patches kubeadm.yaml names, as the role writes them
+    given.update(('%s/%s' % (k8s_config.PATCHES_DIR, name), json.dumps(patch))
+                 for name, patch in k8s_config.control_plane_patches(conf).items())
+    bundle = json.dumps(given)
     write = ('import json, os, sys\n'
              'for path, text in json.load(sys.stdin).items():\n'
              '    os.makedirs(os.path.dirname(path), exist_ok=True)\n'
