@@ -42,7 +42,8 @@ spec:
         image: gcr.io/k8s-staging-cluster-api/cluster-api-controller:main
         args:
         - --diagnostics-address=${CAPI_DIAGNOSTICS_ADDRESS:=:8443}
-        - --feature-gates=MachinePool=${EXP_MACHINE_POOL:=true},ClusterTopology=${CLUSTER_TOPOLOGY:=false}
+        - "--feature-gates=MachinePool=${EXP_MACHINE_POOL:=true},\\
+          ClusterTopology=${CLUSTER_TOPOLOGY:=false}"
 ---
 apiVersion: cert-manager.io/v1
 kind: Issuer
@@ -53,7 +54,8 @@ apiVersion: cert-manager.io/v1
 kind: Certificate
 metadata: {name: capi-serving-cert, namespace: capi-system}
 spec:
-  dnsNames: [capi-webhook-service.capi-system.svc, capi-webhook-service.capi-system.svc.cluster.local]
+  dnsNames: [capi-webhook-service.capi-system.svc,
+             capi-webhook-service.capi-system.svc.cluster.local]
   issuerRef: {kind: Issuer, name: capi-selfsigned-issuer}
   secretName: capi-webhook-service-cert
   subject: {organizations: [k8s-sig-cluster-lifecycle]}
