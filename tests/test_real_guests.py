@@ -215,8 +215,7 @@ def bastion(cloud, tmp_path):
                 elif kind == 'group':
                     cloud.network.delete_security_group(thing)
                 elif kind == 'router':
-                    cloud.network.remove_interface_from_router(
-                        thing, subnet_id=cloud.network.find_subnet('ops-subnet').id)
+                    cloud.network.remove_interface_from_router(thing, subnet_id=subnet.id)
                     cloud.network.delete_router(thing)
                 elif kind == 'network':
                     cloud.network.delete_network(thing)

@@ -49,9 +49,9 @@ def variables(docs):
     found = {}
 
     def note(text):
-        for name, default in VARIABLE.findall(text):
-            if found.get(name) is None:
-                found[name] = default if '${%s:=' % name in text else None
+        for match in VARIABLE.finditer(text):   # group 2 is None without ':='
+            if found.get(match.group(1)) is None:
+                found[match.group(1)] = match.group(2)
         return text
     _walk(docs, note)
     return found
@@ -116,12 +116,11 @@ def certificates(docs):
     return found
 
 
-def issue(certificate, ca=None):
-    """The serving certificate of ``certificate`` (certificates()), signed by ``ca``
-    ({'cert', 'key'}; a new CA for the provider when None): {'ca': ..., 'cert', 'key'}."""
-    if ca is None:
-        cert, key = tls.create_ca('%s-%s-ca' % (certificate['namespace'], certificate['name']))
-        ca = {'cert': cert, 'key': key}
+def issue(certificate):
+    """The serving certificate of ``certificate`` (certificates()) under a new CA of its
+    own: {'ca': {'cert', 'key'}, 'cert', 'key'}."""
+    cert, key = tls.create_ca('%s-%s-ca' % (certificate['namespace'], certificate['name']))
+    ca = {'cert': cert, 'key': key}
     names = certificate['dns_names']
     if not names:
         raise Invalid('Certificate %s/%s names no DNS name.'
