@@ -36,6 +36,7 @@ the end.
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -109,7 +110,10 @@ def floor(conn, args, work):
             return booted, None
         fixed = [next(iter(conn.compute.get_server(s.id).addresses.values()))[0]['addr']
                  for s in servers]
-        kubeadm_floor(work, key, user, [f.floating_ip_address for f in fips], fixed[0])
+        steps = [('servers created until all answer over SSH', booted)]
+        steps += kubeadm_floor(work, key, user, [f.floating_ip_address for f in fips], fixed[0])
+        print('the floor\'s steps:\n' + ''.join('  %-58s %7.1f s\n' % step for step in steps),
+              flush=True)
         return booted, time.monotonic() - began
     finally:
         for server in servers:
@@ -128,8 +132,15 @@ def floor(conn, args, work):
 def kubeadm_floor(work, key, user, addresses, master_fixed):
     """Kubernetes on guests of a release image by a plain script over SSH: the driver's
     configuration files, kubeadm init on the first, flannel, kubeadm join on the others,
-    until every node is Ready."""
+    until every node is Ready. Returns [(step, seconds)]."""
     sys.path.insert(0, str(Path(__file__).parent))
+    steps, began = [], [time.monotonic()]
+
+    def step(what):
+        now = time.monotonic()
+        steps.append((what, now - began[0]))
+        began[0] = now
+
     from k8s_local import plain_files
     files = work / 'plain'
     files.mkdir()
@@ -175,10 +186,14 @@ def kubeadm_floor(work, key, user, addresses, master_fixed):
         thread.start()
     for thread in threads:
         thread.join()
+    step('files written, containerd restarted, kubelet enabled (all nodes)')
     admin = '--kubeconfig /etc/kubernetes/admin.conf'
-    on(addresses[0], 'kubeadm init --config /etc/kubernetes/kubeadm.yaml >/dev/null'
-       '; kubectl %s apply -f /etc/kubernetes/flannel.yml >/dev/null' % admin)
+    on(addresses[0], 'kubeadm init --config /etc/kubernetes/kubeadm.yaml >/dev/null')
+    step('kubeadm init')
+    on(addresses[0], 'kubectl %s apply -f /etc/kubernetes/flannel.yml >/dev/null' % admin)
+    step('flannel applied')
     join = on(addresses[0], 'kubeadm token create --print-join-command').strip()
+    step('kubeadm token create')
     join += (' --cri-socket unix:///run/containerd/containerd.sock'
              ' --ignore-preflight-errors=SystemVerification,NumCPU,Mem >/dev/null')
     joins = [threading.Thread(target=on, args=(a, join)) for a in addresses[1:]]
@@ -186,7 +201,10 @@ def kubeadm_floor(work, key, user, addresses, master_fixed):
         thread.start()
     for thread in joins:
         thread.join()
+    step('kubeadm join (the others at once)')
     on(addresses[0], 'kubectl %s wait node --all --for=condition=Ready --timeout=1200s' % admin)
+    step('every node Ready')
+    return steps
 
 
 def playbook(env, *args):
@@ -194,18 +212,40 @@ def playbook(env, *args):
     time went, task by task)."""
     run = subprocess.run([str(BIN / 'ansible-playbook')] + list(args), cwd=str(TOP),
                          env=dict(env, ANSIBLE_CALLBACKS_ENABLED='ansible.posix.profile_tasks',
-                                  PROFILE_TASKS_TASK_OUTPUT_LIMIT='12'),
+                                  PROFILE_TASKS_TASK_OUTPUT_LIMIT='all'),
                          capture_output=True, text=True)
     if run.returncode != 0:
         raise SystemExit(run.stdout[-3000:])
     return run.stdout
 
 
-def slowest_tasks(output):
-    """profile_tasks' table at the end of a playbook's output: its slowest tasks."""
+TASK_TIME = re.compile(r'^(?:(?P<role>[\w.]+) : )?(?P<task>.*?) -+ (?P<seconds>[\d.]+)s$')
+
+
+def task_times(output):
+    """profile_tasks' table at the end of a playbook's output (every task: the time from
+    its start to the next one's, so they add up to the playbook's): [(role, task, s)]."""
     lines = output.splitlines()
     marks = [i for i, line in enumerate(lines) if line.startswith('=====')]
-    return [line for line in lines[marks[-1] + 1:] if line.strip()] if marks else []
+    found = [TASK_TIME.match(line.strip()) for line in lines[marks[-1] + 1:]] if marks else []
+    return [(m.group('role') or '(play)', m.group('task'), float(m.group('seconds')))
+            for m in found if m]
+
+
+def account(times, at_least=2.0):
+    """Where the playbook's time went, all of it: each task of ``at_least`` seconds, the
+    others summed by role, and the total."""
+    lines, rest = [], {}
+    for role, task, seconds in sorted(times, key=lambda t: -t[2]):
+        if seconds >= at_least:
+            lines.append('  %-72s %7.1f s' % (('%s : %s' % (role, task))[:72], seconds))
+        else:
+            count, total = rest.get(role, (0, 0.0))
+            rest[role] = (count + 1, total + seconds)
+    for role, (count, total) in sorted(rest.items(), key=lambda r: -r[1][1]):
+        lines.append('  %-72s %7.1f s' % ('%s : %d other tasks' % (role, count), total))
+    lines.append('  %-72s %7.1f s' % ('all tasks', sum(t[2] for t in times)))
+    return '\n'.join(lines)
 
 
 def module(env, module_name, **params):
@@ -247,8 +287,8 @@ def cluster(conn, args, work):
         usable = time.monotonic() - began
         if states != ['Ready'] * args.nodes:
             raise SystemExit('the cluster is not usable: %s %s' % (listed.stdout, listed.stderr))
-        print('the create\'s slowest tasks:\n  ' + '\n  '.join(slowest_tasks(created)),
-              flush=True)
+        print('the create\'s tasks, all of them (from the playbook\'s start to its end):\n'
+              + account(task_times(created)), flush=True)
         began = time.monotonic()
         playbook(env, 'playbooks/cluster_delete.yml', '-e', 'cluster=bench')
         return usable, time.monotonic() - began

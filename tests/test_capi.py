@@ -9,12 +9,15 @@ import json
 import os
 import pathlib
 import re
+import shutil
+import subprocess
+import tarfile
 
 import pytest
 import yaml
 from ansible_collections.openstack.magnum.plugins.module_utils.core import tls
 from standins.capi_play import KubeObjects, PlayCapi, StandInObjects
-from conftest import HELM, NEEDS_LAB, REPO, helm, wait_for
+from conftest import BIN, HELM, NEEDS_LAB, REPO, helm, wait_for
 from test_openstack_provider import CLOUD, IMAGE, KEYPAIR, conn, lab
 
 LAB_FIXTURES = (conn, lab)  # the lab tests' project, user, image and keypair
@@ -320,3 +323,94 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
         server.stop()
         for made in images:
             conn.image.delete_image(made)
+
+
+# Cluster API's and CAPO's controllers built locally (docs, "Clusters through Cluster
+# API"): images/*.tar (docker archives) and components/<clusterctl's file names>.
+CAPI_ARTIFACTS = os.environ.get('MAGNUM_CAPI_ARTIFACTS')
+MACHINE_DEPLOYMENT = '''
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: workers, namespace: default}
+spec:
+  clusterName: c
+  selector: {matchLabels: {pool: workers}}
+  template:
+    metadata: {labels: {pool: workers}}
+    spec:
+      clusterName: c
+      version: %s
+      bootstrap: {dataSecretName: workers-bootstrap}
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+        kind: OpenStackMachineTemplate
+        name: workers
+'''
+
+
+@pytest.mark.real_node
+@pytest.mark.skipif(not (os.environ.get('MAGNUM_K8S_ARTIFACTS') and CAPI_ARTIFACTS), reason=(
+    'needs a real management cluster and Cluster API built: set MAGNUM_K8S_ARTIFACTS (a '
+    'control plane, tests/test_kubernetes.py) and MAGNUM_CAPI_ARTIFACTS (images/*.tar and '
+    'components/*.yaml of Cluster API and CAPO)'))
+@pytest.mark.skipif(not shutil.which('docker-registry'), reason=(
+    "needs Debian's docker-registry (apt-get install docker-registry) to serve the "
+    "controllers' images"))
+def test_cluster_apis_controllers_run_on_a_management_cluster_of_the_project(tmp_path):
+    """playbooks/capi_management.yml on a cluster of the kubeadm driver on local nodes,
+    the controllers' images from an operator's registry: the four providers' controllers
+    Available, their webhooks served with the certificates the role issued (a v1beta1
+    object is converted to the stored v1beta2 by the core's conversion webhook, defaulted
+    and validated by its admission webhooks: an invalid one is refused in Cluster API's
+    words), and a second run changes nothing."""
+    from test_kubernetes import REAL, cluster_config, k8s_on_local_nodes, kubectl, \
+        private_registry
+    capi = pathlib.Path(CAPI_ARTIFACTS)
+    archives = sorted((capi / 'images').glob('*.tar'))
+    with private_registry(tmp_path, archives) as registry, \
+            k8s_on_local_nodes(tmp_path) as made:
+        made.rest.coe('cluster', 'template', 'create', 'mt', *REAL, '--insecure-registry',
+                      registry)
+        cluster = made.rest.create('k', 'mt', 0)
+        made.uuid = cluster['uuid']
+        assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
+        kubeconfig = cluster_config(made.rest, 'k', tmp_path / 'cfg')
+        # each archive's image, by its name, from the registry (private_registry: k8s/)
+        images = {}
+        for archive in archives:
+            with tarfile.open(archive) as tar:
+                tags = json.load(tar.extractfile('manifest.json'))[0]['RepoTags']
+            name = tags[0].rsplit('/', 1)[-1]
+            images[name.split(':')[0]] = '%s/k8s/%s' % (registry, name)
+        env = dict(os.environ, MAGNUM_CAPI_KUBECONFIG=str(kubeconfig),
+                   MAGNUM_CAPI_COMPONENTS=str(capi / 'components'),
+                   ANSIBLE_CONFIG=str(REPO / 'ansible.cfg'))
+        extra = json.dumps({'capi_management_images': images,
+                            'capi_management_state_dir': str(tmp_path / 'state')})
+
+        def install():
+            run = subprocess.run([str(BIN / 'ansible-playbook'), 'playbooks/capi_management.yml',
+                                  '-e', extra], cwd=str(REPO), env=env, capture_output=True,
+                                 text=True, timeout=1800)
+            assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
+            return run.stdout
+
+        install()
+        deployments = json.loads(kubectl(kubeconfig, 'get', 'deployments', '-A', '-o', 'json'))
+        running = dict((d['metadata']['name'], d['spec']['template']['spec']['containers'][0])
+                       for d in deployments['items']
+                       if d['metadata']['namespace'].startswith(('capi-', 'capo-')))
+        assert set(running) == {
+            'capi-controller-manager', 'capi-kubeadm-bootstrap-controller-manager',
+            'capi-kubeadm-control-plane-controller-manager', 'capo-controller-manager'}, running
+        assert all(c['image'].startswith(registry + '/k8s/') for c in running.values()), running
+        kubectl(kubeconfig, 'apply', '--dry-run=server', '-f', '-',
+                stdin=MACHINE_DEPLOYMENT % 'v1.36.2')
+        refused = kubectl(kubeconfig, 'apply', '--dry-run=server', '-f', '-', check=False,
+                          stdin=MACHINE_DEPLOYMENT % 'one-point-thirty-six')
+        assert refused.returncode != 0
+        assert 'must be a valid semantic version' in refused.stderr, refused.stderr
+        again = install()
+        recap = re.search(r'localhost\s*:\s*ok=\d+\s+changed=(\d+)', again)
+        assert recap and recap.group(1) == '0', again[-3000:]
+        made.delete_to_nothing()

@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
-    addons, k8s_config)
+    addons, k8s_config, k8s_plane)
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import plain, wrap_all
 
 
@@ -76,6 +76,7 @@ class FilterModule(object):
             'k8s_containerd_on_node': k8s_config.containerd_tarball_on_node,
             'k8s_kubeadm': k8s_config.kubeadm_command,
             'k8s_control_plane_patches': k8s_config.control_plane_patches,
+            'k8s_probed': k8s_plane.probed,
             'k8s_addons': addons.plan,
             'k8s_admin_kubeconfig': k8s_config.admin_kubeconfig,
             'k8s_addon_charts': addons.chart_sources,

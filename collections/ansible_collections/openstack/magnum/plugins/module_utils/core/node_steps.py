@@ -50,7 +50,8 @@ def run_in_module(module, steps, work):
         module.fail_json(msg=str(exc), changes=steps.changes)
 
 
-def _detail(out, err):
+def detail(out, err):
+    """The end of a failed command's error (or output), for a step's message."""
     return (err or out or '').strip()[-1500:]
 
 
@@ -71,7 +72,7 @@ class NodeSteps(object):
         """Run ``argv``: (rc, stdout); with ``check``, a StepFailed unless it exits 0."""
         rc, out, err = self._run(argv, environ_update=env) if env else self._run(argv)
         if rc != 0 and check:
-            raise StepFailed('%s: %s exited %d: %s' % (what, ' '.join(argv), rc, _detail(out, err)))
+            raise StepFailed('%s: %s exited %d: %s' % (what, ' '.join(argv), rc, detail(out, err)))
         return rc, out
 
     def changed(self, what):
@@ -127,7 +128,7 @@ class NodeSteps(object):
                 return out
             if self._now() >= deadline:
                 raise StepFailed('%s: %s did not succeed within %ds: %s' % (
-                    what, ' '.join(argv), timeout, _detail(out, err)))
+                    what, ' '.join(argv), timeout, detail(out, err)))
             self._sleep(delay)
 
     def packages(self, names, env=None):
