@@ -12,7 +12,8 @@ LAB_NET=ovs ../shared/openstack-lab/up.sh`), with the node image uploaded
     router, security groups, servers, floating IPs, the COE), from the start of the
     playbook until it is usable at the cluster's address - Swarm: `docker node ls` through
     TLS lists every node Ready; Kubernetes: the API lists every node Ready - and its
-    delete;
+    delete, with where the create's time went: every task of 2 s or more, the others
+    summed by role (profile_tasks' times, which add up to the playbook's);
   - the ratio cluster / floor: what the driver and the provider add to booting the guests.
 
 With `--coe kubernetes` on a release image (Glance `kube_version`: playbooks/cloud_image.yml
@@ -20,7 +21,7 @@ with cloud_image_kube_tag), the floor goes on past SSH as a plain script would, 
 the driver's own configuration files (containerd's, the kubelet's unit, kubeadm's, flannel's
 manifest: benchmarks/k8s_local.py's plain_files) copied to the guests, `kubeadm init` on
 the first, flannel applied, `kubeadm join` on the others at once, until every node is Ready -
-the kubeadm floor issue #62 measures the driver against.
+the kubeadm floor issue #62 measures the driver against, each of its steps timed.
 
     python3 benchmarks/real_guests.py [--coe swarm] [--nodes 3] [--cloud lab]
         [--flavor g1.small] [--master-flavor FLAVOR]

@@ -982,3 +982,15 @@ def test_the_init_document_names_the_clients_address_beside_the_nodes_endpoint()
                                                 sans=['172.24.4.7', ''])))
     assert docs[1]['controlPlaneEndpoint'] == '10.192.3.10:6443'
     assert docs[1]['apiServer']['certSANs'] == ['10.192.3.10', '172.24.4.7']
+
+
+def test_nodes_on_the_hosts_own_disk_evict_nothing_for_its_fullness():
+    """The docker provider's nodes share the host's filesystem: the kubelet's default
+    thresholds (imagefs 15 %) would read the whole host's and taint every node with
+    disk-pressure; a cloud's servers keep Kubernetes' defaults."""
+    local = k8s.kubelet_config(k8s.settings({'labels': {}}, TEMPLATE, provider='docker'))
+    assert local['evictionHard'] == {'nodefs.available': '0%', 'nodefs.inodesFree': '0%',
+                                     'imagefs.available': '0%'}
+    for provider in ('openstack', None):
+        assert 'evictionHard' not in k8s.kubelet_config(
+            k8s.settings({'labels': {}}, TEMPLATE, provider=provider))

@@ -26,13 +26,16 @@ class Provider(object):
     their cloud credential, the COE's cloud controller initializes the nodes, and the
     controller reaches nodes without floating IPs only through a bastion; ``checks``: a
     function of (kind, record, **context) refusing what the provider cannot build before
-    it is recorded (kind ``template`` or ``cluster``), or None."""
+    it is recorded (kind ``template`` or ``cluster``), or None; ``shared_disk``: its nodes
+    have no disk of their own but the host's filesystem, shared with everything else on
+    it (a COE's disk-pressure rules would read the host's, not the node's)."""
 
-    def __init__(self, name, roles=(), cloud=False, checks=None):
+    def __init__(self, name, roles=(), cloud=False, checks=None, shared_disk=False):
         self.name = name
         self.roles = tuple(roles)
         self.cloud = cloud
         self.checks = checks
+        self.shared_disk = shared_disk
 
     def plan_roles(self, driver):
         """The provider's roles in the step plan of ``driver`` (a Driver.as_dict): none for
@@ -49,7 +52,8 @@ class Provider(object):
         return template.get('floating_ip_enabled', True) if enabled is None else enabled
 
     def as_dict(self):
-        return {'name': self.name, 'roles': list(self.roles), 'cloud': self.cloud}
+        return {'name': self.name, 'roles': list(self.roles), 'cloud': self.cloud,
+                'shared_disk': self.shared_disk}
 
 
 def stack_suffix(cluster_uuid):

@@ -65,6 +65,9 @@ API_PORT = 6443
 KEYSTONE_WEBHOOK_DIR = '/etc/kubernetes/keystone-webhook'
 # kubeadm's patches for the control plane's static pods (its ``patches.directory``).
 PATCHES_DIR = '/etc/kubernetes/patches'
+# The kubelet's hard eviction thresholds on nodes that share the host's filesystem (kind's).
+SHARED_DISK_EVICTION = {'nodefs.available': '0%', 'nodefs.inodesFree': '0%',
+                        'imagefs.available': '0%'}
 # The probes kubeadm gives each control-plane static pod (its manifests): a patch changes
 # only these - a probe it adds without kubeadm's handler (httpGet) would be no probe.
 KUBEADM_PROBES = {
@@ -230,8 +233,8 @@ def settings(cluster, template, addon_images=None, provider=None, registry_ca=No
     for flag, value in flags if keystone_auth else ():
         _default_flag(extra_args['apiServer'], flag, value)
     dns_domain = labels.get('dns_cluster_domain') or 'cluster.local'
-    if registry.by_name(provider or 'none').cloud and \
-            labels_mod.to_bool(labels.get('cloud_provider_enabled')):
+    infrastructure = registry.by_name(provider or 'none')
+    if infrastructure.cloud and labels_mod.to_bool(labels.get('cloud_provider_enabled')):
         _default_flag(extra_args['kubelet'], 'cloud-provider', 'external')
     return {
         'cluster_uuid': cluster.get('uuid'),
@@ -272,6 +275,10 @@ def settings(cluster, template, addon_images=None, provider=None, registry_ca=No
         'availability_zone': labels.get('availability_zone') or None,
         'dns_nameserver': template.get('dns_nameserver') or None,
         'resolv_conf': RESOLV_CONF,
+        # Nodes on the host's own filesystem (the docker provider's) evict nothing for its
+        # fullness, as kind's nodes: the kubelet's 10-15 % thresholds would read the whole
+        # host's disk and taint every node with disk-pressure (no new pod, CoreDNS pending).
+        'eviction_hard': dict(SHARED_DISK_EVICTION) if infrastructure.shared_disk else None,
         'insecure_registry': registries.host(template.get('insecure_registry')),
         'registry_ca': _registry_ca(registry_ca),
         'registry_hosts_dir': REGISTRY_HOSTS_DIR,
@@ -602,6 +609,8 @@ def kubelet_config(conf):
            'resolvConf': conf['resolv_conf']}
     if conf['fail_cgroup_v1_field']:
         doc['failCgroupV1'] = False
+    if conf.get('eviction_hard'):
+        doc['evictionHard'] = dict(conf['eviction_hard'])
     return doc
 
 

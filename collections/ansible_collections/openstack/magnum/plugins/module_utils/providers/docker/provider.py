@@ -31,4 +31,4 @@ class DockerChecks(object):
             raise Invalid(problem)
 
 
-PROVIDER = Provider('docker', roles=('infra_docker',), checks=DockerChecks())
+PROVIDER = Provider('docker', roles=('infra_docker',), checks=DockerChecks(), shared_disk=True)
