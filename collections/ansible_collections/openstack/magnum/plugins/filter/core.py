@@ -57,6 +57,8 @@ class FilterModule(object):
             'dns_servers': node_values.dns_servers,
             'driver_packages_held': DRIVERS.packages_held,
             'nodes_lacking_packages': node_steps.nodes_lacking,
+            'node_job': node_steps.job_result,
+            'node_job_poll': node_steps.job_poll_command,
             'magnum_labels': labels.parse,
             'master_lb_allowed_cidrs': labels.master_lb_allowed_cidrs,
             'rebuild_plan': images.rebuild_plan,

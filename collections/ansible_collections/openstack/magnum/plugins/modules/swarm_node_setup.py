@@ -25,7 +25,12 @@ description:
     - the engine unit's drop-in, letting daemon.json choose the sockets, with I(proxy) for
       its pulls;
     - systemd reloaded where the drop-in changed, the engine restarted where anything
-      changed (started where it is not running), then waited for.
+      changed (started where it is not running), then waited for;
+    - with I(swarm), the node in the swarm where it is in none - the first manager
+      initialises it (unless one of I(swarm.peers) already has one, which it joins then), every
+      other node asks the engine of the manager I(swarm.join) for the join token (through
+      I(port), with its own TLS files) until it gives one, and joins; the token is never
+      returned nor named in a failure.
   - Fails naming the step, the command and its error.
 options:
   manager:
@@ -88,15 +93,48 @@ options:
     description: Seconds to wait for the engine to answer after its (re)start.
     type: int
     default: 60
+  swarm:
+    description: The node in the swarm; without it the engine alone is set up.
+    type: dict
+    suboptions:
+      advertise_address:
+        description: The address the node is reached at by the other nodes.
+        type: str
+        required: true
+      join:
+        description: The address of the manager whose swarm the node joins (as a manager
+          when I(manager)); without it the node initialises the swarm.
+        type: str
+      peers:
+        description: The other managers' addresses, asked (once each) before the swarm is
+          initialised - one that is in a swarm is joined instead.
+        type: list
+        elements: str
+        default: []
+      default_addr_pool:
+        description: The overlay networks' address pool, at initialisation.
+        type: str
+      default_addr_pool_mask_length:
+        description: The overlay networks' prefix length, at initialisation.
+        type: int
+      timeout:
+        description: Seconds to go on asking I(join) for the token.
+        type: int
+        default: 300
 notes:
   - Supports check mode (nothing is installed, written, stopped or started).
 '''
 
 EXAMPLES = r'''
-- name: Set the engines up, every node at once
+- name: Set the engines up and make the swarm, every node at once
   openstack.magnum.swarm_node_setup:
     manager: "{{ hostvars[item].magnum_node_role == 'master' }}"
     tls: "{{ swarm_node_tls[item] }}"
+    swarm:
+      advertise_address: "{{ hostvars[item].magnum_node_address }}"
+      # The first manager initialises the swarm, the others join it.
+      join: "{{ omit if item == groups['magnum_masters'][0]
+                else hostvars[groups['magnum_masters'][0]].magnum_node_address }}"
   loop: "{{ swarm_nodes }}"
   delegate_to: "{{ item }}"
   async: 900
@@ -117,11 +155,11 @@ version:
   type: str
   sample: 20.10.24+dfsg1
 swarm_state:
-  description: The engine's swarm state (C(inactive) before it joins, C(active) after; not in
-    check mode).
+  description: The engine's swarm state at the end (C(active) once in the swarm, C(inactive)
+    without I(swarm)); not in check mode.
   returned: success
   type: str
-  sample: inactive
+  sample: active
 '''
 
 from ansible.module_utils.basic import AnsibleModule
@@ -146,6 +184,13 @@ def main():
         volumes=dict(type='list', elements='dict', default=[]),
         volume_paths=dict(type='dict', default={}),
         timeout=dict(type='int', default=60),
+        swarm=dict(type='dict', options=dict(
+            advertise_address=dict(type='str', required=True),
+            join=dict(type='str'),
+            peers=dict(type='list', elements='str', default=[]),
+            default_addr_pool=dict(type='str'),
+            default_addr_pool_mask_length=dict(type='int'),
+            timeout=dict(type='int', default=300))),
     ), supports_check_mode=True)
     setup = swarm_node.EngineSetup(module.run_command, module.check_mode)
     version, swarm_state = node_steps.run_in_module(module, setup,

@@ -12,7 +12,9 @@ one node after the other."""
 from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
+import json
 import os
+import re
 import stat
 import time
 
@@ -39,6 +41,67 @@ def nodes_lacking(results):
     reachable) touch nothing."""
     return [r.get('item') for r in results or []
             if lacks_packages(r.get('rc'), r.get('stdout_lines') or [])]
+
+
+# What an asynchronous job's file holds while the job runs (Ansible's async_wrapper writes
+# it first, then the module's result over it, each through a file renamed into place).
+JOB_RUNNING = '{"started": true'
+
+
+def _job_path(async_dir, jid):
+    """The job file's path for a shell: ``async_dir`` (``~/...`` left for the shell to
+    expand, the rest quoted) and the job id (Ansible's: j, digits and dots; anything else
+    dropped)."""
+    jid = re.sub(r'[^j0-9.]', '', str(jid))
+    if not jid:
+        raise MagnumError('node_job_poll: not a job id')
+    path = '%s/%s' % (str(async_dir or '~/.ansible_async').rstrip('/'), jid)
+    if path.startswith('~/'):
+        return '~/' + _quote(path[2:])
+    return _quote(path)
+
+
+def _quote(text):
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def job_poll_command(async_dir, jid):
+    """One shell command (no Python on the node: async_status starts Python there, seconds
+    of a slow guest's CPU per ask) printing the job's file, read once, and removing it once
+    it holds the result; ``{}`` where there is no such file."""
+    return ('f=%s; d=$(cat -- "$f" 2>/dev/null) || d={}; printf \'%%s\\n\' "$d"; '
+            'case "$d" in \'%s\'*|{}) ;; *) rm -f -- "$f" ;; esac'
+            % (_job_path(async_dir, jid), JOB_RUNNING))
+
+
+def job_result(polled):
+    """What async_status would have returned, from a ``job_poll_command`` looped over a
+    started task's results (each ``polled`` one item's result; its ``item`` kept: the started
+    result, whose own ``item`` is the node): ``finished`` false while the job runs, else the
+    job's result, a missing file or an unreadable answer made a failure. An unreachable
+    node's result is returned as it is."""
+    if polled.get('unreachable'):
+        return polled
+    started = polled.get('item') or {}
+    base = {'item': started, 'ansible_job_id': started.get('ansible_job_id')}
+    out = (polled.get('stdout') or '').strip()
+    if polled.get('rc') not in (0, None):
+        return dict(base, failed=True, finished=True, msg='asking for the job failed (exit %s): %s' % (
+            polled.get('rc'), detail(out, polled.get('stderr'))))
+    start, end = out.find('{'), out.rfind('}')
+    try:
+        data = json.loads(out[start:end + 1]) if start >= 0 else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return dict(base, failed=True, finished=True, msg='the job\'s answer is not its result: %s'
+                    % out[-500:])
+    if not data:
+        return dict(base, failed=True, finished=True,
+                    msg='the job\'s result is gone from the node (was it restarted?)')
+    if data.get('started') and not data.get('finished', False) and len(data) <= 3:
+        return dict(base, started=True, finished=False)
+    return dict(data, finished=True, **base)
 
 
 def run_in_module(module, steps, work):
