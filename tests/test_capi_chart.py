@@ -72,3 +72,16 @@ def test_the_chart_renders_the_mapped_cluster(tmp_path):
     assert all(m['image'] == {'id': 'img-1'} and m['sshKeyName'] == 'mykey'
                and m['rootVolume']['sizeGiB'] == 40 for m in machines.values())
     assert len(objects['MachineHealthCheck']) == 3
+    # A load balancer in front of the API server, open to the allowed networks only.
+    assert infra['apiServerLoadBalancer'] == {'enabled': True, 'provider': 'amphora'}
+
+
+def test_without_master_lb_enabled_no_load_balancer_is_made(tmp_path):
+    one = dict(cluster({'master_lb_allowed_cidrs': '192.0.2.0/24'}), master_count=1)
+    infra = rendered(capi.values(dict(TEMPLATE, master_lb_enabled=True), one, GROUPS[1:], IMAGE),
+                     tmp_path)['OpenStackCluster'][0]['spec']
+    assert infra['apiServerLoadBalancer']['allowedCIDRs'] == ['192.0.2.0/24']
+    one['master_lb_enabled'] = False
+    infra = rendered(capi.values(TEMPLATE, one, GROUPS[1:], IMAGE),
+                     tmp_path)['OpenStackCluster'][0]['spec']
+    assert 'apiServerLoadBalancer' not in infra and infra['disableAPIServerFloatingIP'] is False

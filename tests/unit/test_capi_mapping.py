@@ -62,6 +62,7 @@ def test_values_map_the_template_cluster_groups_and_labels():
         'etcd': {'blockDevice': {'size': 10, 'type': 'Volume', 'volumeType': 'fast'}},
         'apiServer': {'enableLoadBalancer': True, 'loadBalancerProvider': 'ovn',
                       'associateFloatingIP': False,
+                      'allowedCIDRs': ['192.0.2.0/24', '198.51.100.0/24'],
                       'allowedCidrs': ['192.0.2.0/24', '198.51.100.0/24']},
         'clusterNetworking': {
             'dnsNameservers': ['8.8.8.8', '1.1.1.1'], 'externalNetworkId': 'ext-id',
@@ -96,6 +97,15 @@ def test_values_map_the_template_cluster_groups_and_labels():
                                                  'create-monitor': True}}},
             'monitoring': {'enabled': True}, 'kubernetesDashboard': {'enabled': False},
             'ingress': {'enabled': False}, 'cni': {'type': 'calico'}}}
+
+
+def test_the_api_load_balancer_follows_master_lb_enabled_the_clusters_over_its_templates():
+    def lb(template_lb, cluster_lb):
+        tpl = dict(TEMPLATE, master_lb_enabled=template_lb)
+        one = cluster(master_count=1, master_lb_enabled=cluster_lb)
+        return capi.values(tpl, one, groups(), IMAGE)['apiServer']['enableLoadBalancer']
+    assert lb(False, None) is False and lb(True, None) is True
+    assert lb(True, False) is False and lb(False, True) is True
 
 
 def test_label_text_reaches_the_chart_filtered_and_cluster_labels_win():

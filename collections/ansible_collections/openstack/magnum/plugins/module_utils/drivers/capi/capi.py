@@ -256,6 +256,11 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
     healing = labels_mod.to_bool(labels.get('auto_healing_enabled'), True)
     provider = _label(labels, 'octavia_provider', 'amphora')
     os_distro = image.get('os_distro') or (image.get('properties') or {}).get('os_distro')
+    # Magnum's master_lb_enabled (the cluster's, else its template's): without it the API
+    # server is the control plane machine's address, no Octavia load balancer is made (a
+    # single master: the API refuses several without one).
+    lb = cluster.get('master_lb_enabled')
+    lb = template.get('master_lb_enabled', True) if lb is None else lb
     found = {
         'kubernetesVersion': kube_version(image),
         'machineImageId': image['id'],
@@ -263,7 +268,7 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
         'cloudCredentialsSecretName': names_['credentials'],
         'etcd': _etcd(labels),
         'apiServer': {
-            'enableLoadBalancer': True,
+            'enableLoadBalancer': bool(lb),
             'loadBalancerProvider': provider,
             'associateFloatingIP': labels_mod.to_bool(
                 labels.get('master_lb_floating_ip_enabled'),
@@ -327,7 +332,8 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
                                  or labels.get('api_master_lb_allowed_cidrs') or '').split(',')
              if c.strip()]
     if cidrs:
-        _merge(found, {'apiServer': {'allowedCidrs': cidrs}})
+        # The chart's key since its #699; allowedCidrs before it (what older charts read).
+        _merge(found, {'apiServer': {'allowedCIDRs': cidrs, 'allowedCidrs': cidrs}})
     driver = template.get('network_driver')
     if driver:
         _merge(found, {'addons': {'cni': {'type': CNI.get(driver, _SAFE.sub('', driver))}}})
