@@ -217,6 +217,22 @@ def test_status_is_read_from_capis_objects():
     md['status']['updatedReplicas'] = 2
     assert capi.status(cluster_obj, kcp, [md], machines)['state'] == 'ready'
 
+    # CAPO's transient errors (severity Warning: it tries again), mirrored by CAPI onto
+    # the Cluster and the Machines, are the reason while the cluster is in progress.
+    waiting = obj('rel', [condition('InfrastructureReady', 'False', 'Warning',
+                                    'Failed to reconcile network: quota exceeded')])
+    assert capi.status(waiting, None, [], [])['reason'] == (
+        'Cluster rel: infrastructure not ready: Failed to reconcile network: quota exceeded; '
+        'no KubeadmControlPlane yet')
+    md['status']['readyReplicas'] = 1
+    slow = obj('w1', [condition('InfrastructureReady', 'False', 'Warning',
+                                'Floating IP cannot be obtained or created: 409 quota')])
+    found = capi.status(cluster_obj, kcp, [md], machines + [slow])
+    assert (found['state'], found['reason']) == (
+        'progressing', 'MachineDeployment rel-default-worker: 1 of 2 replicas ready; '
+        'Machine w1: Floating IP cannot be obtained or created: 409 quota')
+    md['status']['readyReplicas'] = 2
+
     broken = obj('w1', [condition('InfrastructureReady', 'False', 'Error',
                                   'Flavor m1.huge could not be found')])
     found = capi.status(cluster_obj, kcp, [md], machines + [broken])

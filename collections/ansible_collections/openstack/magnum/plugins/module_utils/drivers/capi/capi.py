@@ -373,6 +373,15 @@ def _name(obj):
     return (obj.get('metadata') or {}).get('name')
 
 
+def _words(obj, kind):
+    """CAPI's message on ``obj``'s False condition ``kind`` (a provider's, mirrored: CAPO's
+    transient errors, of severity Warning, while it tries again), or ''."""
+    condition = _conditions(obj).get(kind) or {}
+    if condition.get('status') != 'False' or not condition.get('message'):
+        return ''
+    return ': ' + condition['message'].strip()[:300]
+
+
 def status(cluster_obj, control_plane, deployments, machines):
     """What CAPI says of the cluster: ``state`` (``ready``, ``progressing``, ``failed``
     or ``missing``), ``reason`` (naming the object that is not there yet, or CAPI's
@@ -413,7 +422,8 @@ def status(cluster_obj, control_plane, deployments, machines):
     waiting = []
     if not _true(cluster_obj, 'InfrastructureReady') and \
             not (cluster_obj.get('status') or {}).get('infrastructureReady'):
-        waiting.append('Cluster %s: infrastructure not ready' % _name(cluster_obj))
+        waiting.append('Cluster %s: infrastructure not ready%s'
+                       % (_name(cluster_obj), _words(cluster_obj, 'InfrastructureReady')))
     if not control_plane:
         waiting.append('no KubeadmControlPlane yet')
     elif not (_true(control_plane, 'Available') or _true(control_plane, 'Ready')
@@ -437,6 +447,9 @@ def status(cluster_obj, control_plane, deployments, machines):
         elif spec is not None and updated is not None and updated < spec:
             waiting.append('MachineDeployment %s: %d of %d replicas updated'
                            % (_name(deployment), updated, spec))
+    # A machine whose server CAPO cannot make yet (quota, a port, a floating IP) says why.
+    waiting += ['Machine %s: %s' % (_name(m), _words(m, 'InfrastructureReady')[2:])
+                for m in machines or [] if _words(m, 'InfrastructureReady')][:3]
     if waiting:
         return dict(facts, state='progressing', reason='; '.join(waiting))
     return dict(facts, state='ready', reason=None)
