@@ -57,19 +57,19 @@ CHART_STEP = """
   tasks:
     - name: The chart step of a create
       ansible.builtin.include_role:
-        name: openstack.magnum.kubernetes
-        tasks_from: addon_charts.yml
+        name: openstack.magnum.kubernetes_addons
+        tasks_from: charts.yml
       vars:
         magnum_cluster: {labels: "{{ labels }}"}
         kubernetes_conf: "{{ {'labels': labels} | openstack.magnum.k8s_settings({}) }}"
     - name: Say where the charts are
       ansible.builtin.copy:
-        content: "{{ kubernetes_addon_charts | to_json }}"
+        content: "{{ kubernetes_addons_charts | to_json }}"
         dest: "{{ out }}"
         mode: "0600"
     - name: Say what the post-install manifest holds
       ansible.builtin.copy:
-        content: "{{ kubernetes_post_install_objects | default(none) | to_json }}"
+        content: "{{ kubernetes_addons_post_install_objects | default(none) | to_json }}"
         dest: "{{ out }}.post"
         mode: "0600"
 """
