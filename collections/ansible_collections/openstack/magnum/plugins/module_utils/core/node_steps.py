@@ -15,6 +15,7 @@ __metaclass__ = type
 import json
 import os
 import re
+import shlex
 import stat
 import time
 
@@ -57,12 +58,8 @@ def _job_path(async_dir, jid):
         raise MagnumError('node_job_poll: not a job id')
     path = '%s/%s' % (str(async_dir or '~/.ansible_async').rstrip('/'), jid)
     if path.startswith('~/'):
-        return '~/' + _quote(path[2:])
-    return _quote(path)
-
-
-def _quote(text):
-    return "'" + text.replace("'", "'\\''") + "'"
+        return '~/' + shlex.quote(path[2:])
+    return shlex.quote(path)
 
 
 def job_poll_command(async_dir, jid):

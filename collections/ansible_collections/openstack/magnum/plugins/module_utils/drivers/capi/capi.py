@@ -377,9 +377,9 @@ def _words(obj, kind):
     """CAPI's message on ``obj``'s False condition ``kind`` (a provider's, mirrored: CAPO's
     transient errors, of severity Warning, while it tries again), or ''."""
     condition = _conditions(obj).get(kind) or {}
-    if condition.get('status') != 'False' or not condition.get('message'):
+    if condition.get('status') != 'False':
         return ''
-    return ': ' + condition['message'].strip()[:300]
+    return (condition.get('message') or '').strip()[:300]
 
 
 def status(cluster_obj, control_plane, deployments, machines):
@@ -422,8 +422,9 @@ def status(cluster_obj, control_plane, deployments, machines):
     waiting = []
     if not _true(cluster_obj, 'InfrastructureReady') and \
             not (cluster_obj.get('status') or {}).get('infrastructureReady'):
+        words = _words(cluster_obj, 'InfrastructureReady')
         waiting.append('Cluster %s: infrastructure not ready%s'
-                       % (_name(cluster_obj), _words(cluster_obj, 'InfrastructureReady')))
+                       % (_name(cluster_obj), ': ' + words if words else ''))
     if not control_plane:
         waiting.append('no KubeadmControlPlane yet')
     elif not (_true(control_plane, 'Available') or _true(control_plane, 'Ready')
@@ -448,8 +449,8 @@ def status(cluster_obj, control_plane, deployments, machines):
             waiting.append('MachineDeployment %s: %d of %d replicas updated'
                            % (_name(deployment), updated, spec))
     # A machine whose server CAPO cannot make yet (quota, a port, a floating IP) says why.
-    waiting += ['Machine %s: %s' % (_name(m), _words(m, 'InfrastructureReady')[2:])
-                for m in machines or [] if _words(m, 'InfrastructureReady')][:3]
+    machine_words = ((_name(m), _words(m, 'InfrastructureReady')) for m in machines or [])
+    waiting += ['Machine %s: %s' % said for said in machine_words if said[1]][:3]
     if waiting:
         return dict(facts, state='progressing', reason='; '.join(waiting))
     return dict(facts, state='ready', reason=None)
