@@ -61,6 +61,10 @@ def add_job_options(parser, defaults):
                         choices=range(0, 20), metavar='0-19',
                         help='niceness of the playbook runs, operations and health rounds '
                              '(default %(default)s): requests answered first on a busy host')
+    parser.add_argument('--cold-playbooks', action='store_true',
+                        help='start every playbook run as a fresh ansible-playbook (by default '
+                             'each is forked from a process that imported Ansible and the '
+                             'collection once: api/playbook_server.py)')
     parser.add_argument('--auto-healing-grace', type=float, default=defaults.auto_healing_grace,
                         help='seconds a worker of a cluster with auto_healing_enabled stays '
                              'not Ready, health round after health round, before it is '
@@ -84,7 +88,8 @@ def job_settings(args, **more):
         health_interval=args.health_interval, health_workers=args.health_workers,
         health_threads=args.health_threads, health_timeout=args.health_timeout,
         health_direct=not args.health_playbook,
-        job_nice=args.job_nice, auto_healing_grace=args.auto_healing_grace,
+        job_nice=args.job_nice, playbook_server=not args.cold_playbooks,
+        auto_healing_grace=args.auto_healing_grace,
         secret_key_file=args.secret_key_file,
         heartbeat_interval=min(10.0, args.health_interval or 10.0), **more)
 

@@ -17,6 +17,7 @@ conductor: it is told of jobs directly); else ``magnum-ansible-conductor``
 
 import logging
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -27,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 import ansible_runner
 
 from api import (auth_cache, credentials, extravars as extravars_mod, health_check,
-                 health_ring)
+                 health_ring, playbook_server)
 from api.core import errors, failures, healing, lifecycle
 from api.core import jobs as jobs_mod
 from api.core import secrets
@@ -58,6 +59,8 @@ class Executor(JobQueue):
         self.pool = ThreadPoolExecutor(max_workers=self._workers,
                                        thread_name_prefix='magnum-job')
         self.service_id = self.jobs.register_service()
+        self._playbooks = None   # the playbook server (api/playbook_server.py), once started
+        self._playbooks_lock = threading.Lock()
         self._running = set()  # uuids of the jobs whose playbooks run in this process
         self._claiming = threading.Lock()
         self._busy = 0  # jobs claimed by this conductor and not ended
@@ -131,9 +134,33 @@ class Executor(JobQueue):
         if self.health_checks:
             self.health_checks.close()
         self.pool.shutdown(wait=wait, cancel_futures=True)
+        with self._playbooks_lock:
+            if self._playbooks:
+                self._playbooks.stop()
         self.jobs.stop_service(self.service_id)
 
     # ------------------------------------------------------------ running
+    def _runner_args(self, cluster_uuid, private_dir, playbook):
+        """What every run gives ansible-runner: its playbook, its environment and, with the
+        playbook server, the server's launcher as ansible-playbook (started at the first
+        run, started again if it died; a launcher that finds no server runs the real
+        ansible-playbook). ansible-runner gives a ``binary`` of its own no playbook: it
+        is the launcher's first argument (``cmdline``)."""
+        playbook = str(self.settings.playbooks_dir / playbook)
+        args = {'playbook': playbook, 'envvars': self._envvars(cluster_uuid, private_dir)}
+        if not self.settings.playbook_server or self._stop.is_set():
+            return args
+        with self._playbooks_lock:
+            if self._playbooks is None or not self._playbooks.alive:
+                if self._playbooks is not None:
+                    LOG.warning('the playbook server ended (%s): starting another',
+                                self._playbooks.process.returncode)
+                    self._playbooks.stop()
+                self._playbooks = playbook_server.PlaybookServer(self.settings.job_nice)
+            args['binary'] = str(self._playbooks.launcher)
+        args['cmdline'] = shlex.quote(playbook)
+        return args
+
     def _heartbeat(self):
         while not self._stop.wait(self.settings.heartbeat_interval):
             try:
@@ -218,8 +245,7 @@ class Executor(JobQueue):
             extravars_mod.write(private_dir, {'cluster_uuid': cluster_uuid})
             runner = ansible_runner.run(
                 private_data_dir=str(private_dir), project_dir=str(self.settings.project_dir),
-                playbook=str(self.settings.playbooks_dir / 'cluster_health.yml'),
-                envvars=self._envvars(cluster_uuid, private_dir),
+                **self._runner_args(cluster_uuid, private_dir, 'cluster_health.yml'),
                 inventory=job_inventory(self.settings), quiet=True,
                 rotate_artifacts=1, settings={'suppress_ansible_output': True})
             if runner.status != 'successful':
@@ -342,8 +368,7 @@ class Executor(JobQueue):
             thread, runner = ansible_runner.run_async(
                 private_data_dir=str(private_dir),
                 project_dir=str(self.settings.project_dir),
-                playbook=str(self.settings.playbooks_dir / job['playbook']),
-                envvars=self._envvars(job.get('cluster_id'), private_dir),
+                **self._runner_args(job.get('cluster_id'), private_dir, job['playbook']),
                 inventory=job_inventory(self.settings),
                 event_handler=event_handler,
                 cancel_callback=cancel_callback,
@@ -510,7 +535,8 @@ def kill_job_processes(job_uuid, proc='/proc'):
     group when it cancels; but Ansible's workers start sessions of their own, and what
     they run (a module, its commands) is theirs. So the tree under every process
     naming the job is taken first, then each process and its group are killed, until
-    none is left. Returns the process groups killed.
+    none is left (a run of the playbook server shows its launcher's command line, its
+    workers too). Returns the process groups killed.
     """
     killed, own = set(), os.getpgid(0)
     for _ in range(5):

@@ -55,6 +55,9 @@ class Settings:
     # The niceness of the playbook runs (operations and health rounds; 0-19): the API's
     # requests keep the CPU before them on a busy host.
     job_nice: int = 10
+    # Fork each playbook run from a process that imported Ansible and the collection once
+    # (api/playbook_server.py) instead of starting ansible-playbook afresh.
+    playbook_server: bool = True
     # Seconds a worker of an auto_healing_enabled cluster stays broken (its Ready
     # condition not True in every health round) before it is replaced (module_utils/core/healing.py;
     # magnum-auto-healer's default unhealthy duration).

@@ -33,7 +33,7 @@ Needs root (ip netns; cgroup v1 cpu and cpuacct under /sys/fs/cgroup), PostgreSQ
 RabbitMQ on this host; run from the checkout:
 
     python3 benchmarks/conductors.py [--operations N] [--conductors 1,2,3] [--workers W]
-        [--cpus C] [--window W] [--pg-url URL] [--transport-url URL]
+        [--cpus C] [--window W] [--cold-playbooks] [--pg-url URL] [--transport-url URL]
 
 (defaults: 1000, 1,2,3, 2, 0.5, 600; $MAGNUM_TEST_PG_URL, $MAGNUM_TEST_TRANSPORT_URL). Everything
 it made (databases, namespaces, cgroups, processes, its work directory) is removed at the end.
@@ -132,7 +132,8 @@ class Relay:
 class Conductor:
     """magnum-ansible-conductor in network namespace ``mbench-<n>``."""
 
-    def __init__(self, n, workdir, project, db_url, transport_url, workers, relay, cpus):
+    def __init__(self, n, workdir, project, db_url, transport_url, workers, relay, cpus,
+                 extra=()):
         self.name, self.ns = 'c%d' % n, 'mbench-%d' % n
         self.groups = machine_cgroups(self.ns, cpus)
         host, inside = '10.250.%d.1' % n, '10.250.%d.2' % n
@@ -154,7 +155,7 @@ class Conductor:
              '--db', moved(db_url, host, urlsplit(db_url).port or 5432),
              '--transport-url', moved(transport_url, host, urlsplit(transport_url).port or 5672),
              '--project-dir', str(project), '--runner-dir', str(workdir / ('jobs-' + self.name)),
-             '--health-interval', '0'],
+             '--health-interval', '0'] + list(extra),
             stdout=open(workdir / ('%s.log' % self.name), 'ab'), stderr=subprocess.STDOUT,
             env=dict(os.environ, XDG_DATA_HOME=str(workdir / 'data')),
             preexec_fn=lambda: [(group / 'cgroup.procs').write_text(str(os.getpid()))
@@ -401,6 +402,9 @@ def main():
                         help='CPUs each conductor may use, as a machine of its own (0: no limit)')
     parser.add_argument('--window', type=int, default=600,
                         help='seconds each phase measures (jobs not started by then are dropped)')
+    parser.add_argument('--cold-playbooks', action='store_true',
+                        help='conductors start every run as a fresh ansible-playbook (their '
+                             '--cold-playbooks) instead of forking it from their playbook server')
     parser.add_argument('--pg-url', default=os.environ.get('MAGNUM_TEST_PG_URL'))
     parser.add_argument('--transport-url', default=os.environ.get('MAGNUM_TEST_TRANSPORT_URL'))
     args = parser.parse_args()
@@ -426,8 +430,9 @@ def main():
         for index, k in enumerate(int(x) for x in args.conductors.split(',')):
             while len(conductors) < k:
                 n += 1
-                conductors.append(Conductor(n, workdir, project, db_url, args.transport_url,
-                                            args.workers, relay, args.cpus))
+                conductors.append(Conductor(
+                    n, workdir, project, db_url, args.transport_url, args.workers, relay,
+                    args.cpus, ['--cold-playbooks'] if args.cold_playbooks else []))
             deadline = time.monotonic() + 120
             while len(jobs_mod.Jobs(store).live_services()) < k and time.monotonic() < deadline:
                 time.sleep(0.5)

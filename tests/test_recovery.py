@@ -16,12 +16,12 @@ TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'kp'}
 
 
-def _processes_of(job_uuid):
+def _processes_of(text):
     found = []
     for pid in filter(str.isdigit, os.listdir('/proc')):
         try:
             with open('/proc/%s/cmdline' % pid, 'rb') as handle:
-                if job_uuid.encode() in handle.read():
+                if text.encode() in handle.read().replace(b'\0', b' '):
                     found.append(pid)
         except OSError:
             continue
@@ -42,8 +42,9 @@ def test_kill_9_during_a_job_then_restart(db_url, project, tmp_path):
     server = ApiServer(db_url, project, tmp_path).start()
     try:
         post(server, '/v1/clustertemplates', TPL)
+        seconds = str(300 + uuidlib.uuid4().int % 600)  # a sleep no other test runs
         post(server, '/v1/clusters', {'name': 'slow', 'cluster_template_id': 'tpl',
-                                      'labels': {'test_sleep': '120'}})
+                                      'labels': {'test_sleep': seconds}})
         wait_for(lambda: (get(server, '/v1/clusters/slow/jobs').json()['jobs'][0][
             'current_task'] or '').startswith('Take time when the cluster asks for it'))
         server.kill9()
@@ -57,6 +58,7 @@ def test_kill_9_during_a_job_then_restart(db_url, project, tmp_path):
         assert job['status'] == 'FAILED' and 'orphaned' in job['status_reason']
         # the crashed service's playbook run was stopped, not left to finish behind it
         wait_for(lambda: not _processes_of(job['uuid']), timeout=120)
+        wait_for(lambda: not _processes_of('sleep ' + seconds), timeout=60)
         store = store_mod.Store(db_url)
         assert not [c for c in store.find('cluster') if 'IN_PROGRESS' in c['status']]
         assert not [j for c in store.find('cluster')

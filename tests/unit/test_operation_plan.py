@@ -50,8 +50,10 @@ def test_the_plan_of(driver, provider, operation):
         # what the nodes will need before any is made
         if operation in ('create', 'resize', 'nodegroup_create') and driver.preflight and nodes:
             first += [(r, 'prepare') for r in infra] + [(r, 'preflight') for r in driver.roles]
+        # an upgrade ends rebuilding the servers not on the new image (its own step)
+        last = [('cluster_operation', 'rebuild')] if operation == 'upgrade' else []
         assert steps == first + [(r, operation) for r in infra] + \
-            [(r, operation) for r in driver.roles] + [(r, 'remove_nodes') for r in infra]
+            [(r, operation) for r in driver.roles] + [(r, 'remove_nodes') for r in infra] + last
     # every step is a tasks file its role has, unless the driver refuses the operation
     # before it starts
     missing = [s for s in steps if not (ROLES / s[0] / 'tasks' / (s[1] + '.yml')).exists()]

@@ -66,6 +66,10 @@ def record(name):
 
 # Not an operation (no status of its own): the health round's steps, planned alike.
 HEALTH = 'health'
+# The role that runs the plan; an upgrade's last step is its own (tasks/rebuild.yml: the
+# servers not on the new template's image rebuilt one at a time, through the provider's
+# and the driver's rebuild steps).
+OWN_ROLE = 'cluster_operation'
 # The operations whose provider makes nodes.
 MAKE_NODES = ('create', 'resize', 'nodegroup_create')
 
@@ -97,7 +101,8 @@ def plan(driver, operation, provider, coe=True):
                + [[role, 'preflight'] for role in cluster] if preflight else []) \
             + [[role, operation] for role in infra] \
             + [[role, operation] for role in cluster] \
-            + [[role, 'remove_nodes'] for role in infra]
+            + [[role, 'remove_nodes'] for role in infra] \
+            + ([[OWN_ROLE, 'rebuild']] if operation == 'upgrade' else [])
     return {'provider_roles': infra, 'driver_roles': cluster, 'steps': steps}
 
 
