@@ -698,12 +698,12 @@ WAIT_VERSION = """
   tasks:
     - name: Wait
       ansible.builtin.include_role:
-        name: openstack.magnum.kubernetes
+        name: openstack.magnum.kubernetes_upgrade
         tasks_from: wait_version.yml
       vars:
         kubernetes_leader: localhost
         kubernetes_conf: {kube_tag: v1.36.1}
-        kubernetes_version_nodes: [k-node-0, k-node-1]
+        kubernetes_upgrade_nodes: [k-node-0, k-node-1]
 """
 
 
@@ -729,9 +729,9 @@ def admin_kubeconfig(path, store, uuid, api):
 
 @pytest.mark.skipif(not shutil.which('kubectl'), reason='no kubectl (Debian: kubernetes-client)')
 def test_an_upgrade_batch_waits_for_its_nodes_on_the_new_version(tmp_path):
-    """wait_version.yml (a rolling upgrade's batch is done when its nodes are Ready on the
-    new version) with kubectl against an API: it waits while a node is Ready on its old
-    kubelet's version, goes on once it reports the new one, and after
+    """Role kubernetes_upgrade's wait_version (a rolling upgrade's batch is done when its
+    nodes are Ready on the new version) with kubectl against an API: it waits while a node
+    is Ready on its old kubelet's version, goes on once it reports the new one, and after
     kubernetes_ready_timeout fails naming the nodes that are not there, with what the
     API says of them (or kubectl's error when the API cannot be reached)."""
     from standins.k8s_standin import node
