@@ -34,6 +34,7 @@ once and forks a process per run, which is that run's ``ansible-playbook``:
 
 import atexit
 import errno
+import importlib
 import json
 import logging
 import os
@@ -265,10 +266,8 @@ class Server:
         os.environ.update(request['env'])
         try:
             os.chdir(request['cwd'])
-            import ansible.cli.playbook  # noqa: F401
-            from ansible.plugins.loader import init_plugin_loader
-            init_plugin_loader()
-            import importlib
+            importlib.import_module('ansible.cli.playbook')
+            importlib.import_module('ansible.plugins.loader').init_plugin_loader()
             importlib.import_module(PRELOAD).preload()
             self.key = warm_key(request['env'], request['cwd'])
         except Exception:   # then every run is the real ansible-playbook
