@@ -19,7 +19,6 @@ import logging
 import os
 import shlex
 import shutil
-import signal
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 import ansible_runner
 
 from api import (auth_cache, credentials, extravars as extravars_mod, health_check,
-                 health_ring, playbook_server)
+                 health_ring, playbook_server, processes)
 from api.core import errors, failures, healing, lifecycle
 from api.core import jobs as jobs_mod
 from api.core import secrets
@@ -490,7 +489,7 @@ def remove_stale_secrets(runner_dir, held=(), proc='/proc', now=None):
         if not ages or min(ages) < SECRETS_GRACE or os.path.basename(directory) in held:
             continue
         if named is None:   # read once, only when some run has secrets left
-            named = [cmd for _ppid, cmd in _processes(proc).values() if 'ansible' in cmd]
+            named = [cmd for _ppid, cmd in processes.table(proc).values() if 'ansible' in cmd]
         if any(os.path.basename(directory) in cmd for cmd in named):
             continue
         _remove_run_secrets(directory)
@@ -508,25 +507,6 @@ def _output_tail(runner, lines=3):
     return ' '.join(tail)[:1000] or None
 
 
-def _processes(proc):
-    """pid -> (parent pid, command line) of every process on this host."""
-    table = {}
-    try:
-        pids = [int(p) for p in os.listdir(proc) if p.isdigit()]
-    except OSError:
-        return table
-    for pid in pids:
-        try:
-            with open(os.path.join(proc, str(pid), 'cmdline'), 'rb') as handle:
-                cmdline = handle.read().decode('utf-8', 'replace')
-            with open(os.path.join(proc, str(pid), 'stat'), 'rb') as handle:
-                ppid = int(handle.read().decode('utf-8', 'replace').rsplit(')', 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        table[pid] = (ppid, cmdline)
-    return table
-
-
 def kill_job_processes(job_uuid, proc='/proc'):
     """Kill every process of a job's runs on this host: the whole tree.
 
@@ -540,28 +520,11 @@ def kill_job_processes(job_uuid, proc='/proc'):
     """
     killed, own = set(), os.getpgid(0)
     for _ in range(5):
-        table = _processes(proc)
+        table = processes.table(proc)
         roots = [pid for pid, (_ppid, cmdline) in table.items()
                  if job_uuid in cmdline and 'ansible' in cmdline and pid != os.getpid()]
         if not roots:
             break
-        children = {}
-        for pid, (ppid, _cmdline) in table.items():
-            children.setdefault(ppid, []).append(pid)
-        tree, todo = set(), list(roots)
-        while todo:
-            pid = todo.pop()
-            if pid not in tree:
-                tree.add(pid)
-                todo.extend(children.get(pid, ()))
-        for pid in tree:
-            try:
-                pgid = os.getpgid(pid)
-                if pgid != own and pgid not in killed:
-                    os.killpg(pgid, signal.SIGKILL)
-                    killed.add(pgid)
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                continue
+        processes.kill(processes.tree(roots, table), killed, own)
         time.sleep(0.1)
     return killed

@@ -49,6 +49,8 @@ import time
 import warnings
 from pathlib import Path
 
+from api import processes
+
 LOG = logging.getLogger(__name__)
 
 SOCKET_NAME = 'socket'
@@ -98,46 +100,28 @@ def write_launcher(path, socket_path, playbook):
     os.chmod(path, 0o700)
 
 
-def _tree(root, proc='/proc'):
-    """``root`` and every process under it (by parent process id)."""
-    children = {}
-    for name in os.listdir(proc):
-        if not name.isdigit():
-            continue
-        try:
-            with open(os.path.join(proc, name, 'stat'), 'rb') as handle:
-                ppid = int(handle.read().rsplit(b')', 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        if pid not in tree:
-            tree.append(pid)
-            todo.extend(children.get(pid, ()))
-    return tree
-
-
 def kill_tree(root):
     """SIGKILL to ``root``'s process tree and each of its process groups (Ansible's
-    workers are sessions of their own)."""
+    workers are sessions of their own), until none of them is left."""
     for _ in range(5):
-        tree = _tree(root)
-        alive = False
-        for pid in tree:
-            try:
-                os.killpg(os.getpgid(pid), signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                os.kill(pid, signal.SIGKILL)
-                alive = True
-            except (ProcessLookupError, PermissionError):
-                pass
-        if not alive:
+        if not processes.kill(processes.tree([root], processes.table()), set(),
+                              os.getpgid(0)):
             return
         time.sleep(0.05)
+
+
+def remove_private_dir(directory):
+    """The server's socket and launcher and the directory that holds them."""
+    for name in (SOCKET_NAME, LAUNCHER_NAME):
+        try:
+            os.unlink(os.path.join(str(directory), name))
+        except FileNotFoundError:
+            pass
+    try:
+        os.rmdir(str(directory))
+    except OSError as exc:
+        if exc.errno != errno.ENOENT:
+            LOG.warning('could not remove %s: %s', directory, exc)
 
 
 def name_process(words):
@@ -202,16 +186,7 @@ class Server:
             for pid in list(self.runs):
                 kill_tree(pid)
             # its private directory goes with it (a conductor killed cannot remove it)
-            directory = os.path.dirname(self.socket_path)
-            for name in (SOCKET_NAME, LAUNCHER_NAME):
-                try:
-                    os.unlink(os.path.join(directory, name))
-                except OSError:
-                    pass
-            try:
-                os.rmdir(directory)
-            except OSError:
-                pass
+            remove_private_dir(os.path.dirname(self.socket_path))
 
     def _accept(self):
         conn, _ = self.listener.accept()
@@ -398,16 +373,7 @@ class PlaybookServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        for path in (self.socket, self.launcher):
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                pass
-        try:
-            self.dir.rmdir()
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                LOG.warning('could not remove %s: %s', self.dir, exc)
+        remove_private_dir(self.dir)
 
 
 def main(argv=None):

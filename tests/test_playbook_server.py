@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from api import processes as host_processes
 from api.playbook_server import PlaybookServer
 from conftest import wait_for
 
@@ -25,17 +26,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 def processes():
     """pid -> (parent pid, command line with spaces) of this host's processes."""
-    table = {}
-    for pid in filter(str.isdigit, os.listdir('/proc')):
-        try:
-            with open('/proc/%s/cmdline' % pid, 'rb') as handle:
-                cmdline = handle.read().replace(b'\0', b' ').decode('utf-8', 'replace')
-            with open('/proc/%s/stat' % pid, 'rb') as handle:
-                ppid = int(handle.read().rsplit(b')', 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        table[int(pid)] = (ppid, cmdline.strip())
-    return table
+    return dict((pid, (ppid, cmdline.replace('\0', ' ').strip()))
+                for pid, (ppid, cmdline) in host_processes.table().items())
 
 
 @pytest.fixture
