@@ -28,7 +28,8 @@ from api.core import drivers, errors, health as health_mod, lifecycle, tls
 
 LOG = logging.getLogger('api.health')
 
-# The admin certificate the rounds present: the playbook's (roles/kubernetes admin_credential.yml).
+# The admin certificate the rounds present: the playbook's
+# (roles/kubernetes_control_plane admin_credential.yml).
 CLIENT_NAME, CLIENT_ORGANIZATION = 'magnum-driver', 'system:masters'
 # Hours a round's certificate is valid for, and how long before its end a new one is made.
 CERT_HOURS, RENEW_HOURS = 48, 24

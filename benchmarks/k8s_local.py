@@ -37,7 +37,8 @@ from ansible_collections.openstack.magnum.plugins.module_utils.core import label
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (  # noqa: E402
     k8s_config, k8s_node)
 
-ROLE = TOP / 'collections/ansible_collections/openstack/magnum/roles/kubernetes'
+ROLES = TOP / 'collections/ansible_collections/openstack/magnum/roles'
+ROLE = ROLES / 'kubernetes'
 TEMPLATE = {'name': 'bench', 'coe': 'kubernetes', 'image_id': 'debian-12',
             'external_network_id': 'public', 'keypair_id': 'default', 'flavor_id': 'm1.small',
             'master_flavor_id': 'm1.medium', 'network_driver': 'flannel'}
@@ -83,7 +84,8 @@ def plain_files(work, master_address):
         conf, 'nameserver 127.0.0.11\n', Path('/etc/resolv.conf').read_text()))
     (work / 'kubelet.service').write_text(k8s_node.kubelet_unit('/usr/local/bin'))
     (work / '10-kubeadm.conf').write_text(k8s_node.kubeadm_dropin('/usr/local/bin'))
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates')))
+    templates = ROLES / 'kubernetes_control_plane/templates'
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)))
     (work / 'flannel.yml').write_text(env.get_template('flannel.yml.j2').render(
         ansible_managed='benchmarks/k8s_local.py', kubernetes_conf=conf))
     return conf

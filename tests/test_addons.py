@@ -78,7 +78,7 @@ CHART_STEP = """
 def chart_step(tmp_path, labels=None, artifacts=None, **env):
     play, out = tmp_path / 'charts.yml', tmp_path / 'charts.json'
     play.write_text(CHART_STEP)
-    extra = {'labels': labels or {}, 'kubernetes_artifacts': artifacts or {}, 'out': str(out)}
+    extra = {'labels': labels or {}, 'kubernetes_node_artifacts': artifacts or {}, 'out': str(out)}
     run = subprocess.run(
         [str(BIN / 'ansible-playbook'), str(play), '-e', json.dumps(extra)], cwd=str(REPO),
         capture_output=True,

@@ -111,7 +111,8 @@ def test_admission_control_list_is_the_api_servers_admission_plugins():
 
 def flannel_manifest(c, endpoint='10.0.0.5'):
     import jinja2
-    template = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ROLE / 'templates'))) \
+    templates = ROLE.parent / 'kubernetes_control_plane/templates'
+    template = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates))) \
         .get_template('flannel.yml.j2')
     return template.render(ansible_managed='test', kubernetes_conf=c, kubernetes_endpoint=endpoint)
 

@@ -77,13 +77,13 @@ EXAMPLES = r'''
 - name: Initialise the control plane, apply the network add-on, make the join token
   openstack.magnum.k8s_control_plane:
     config: "{{ kubernetes_conf | openstack.magnum.k8s_document('init', node=node, endpoint=endpoint) }}"
-    ca_cert: "{{ kubernetes_ca.pem }}"
-    ca_key: "{{ kubernetes_ca.ca_key }}"
+    ca_cert: "{{ kubernetes_control_plane_ca.pem }}"
+    ca_key: "{{ kubernetes_control_plane_ca.ca_key }}"
     patches: "{{ kubernetes_conf | openstack.magnum.k8s_control_plane_patches }}"
     cni_manifest: "{{ lookup('ansible.builtin.template', 'flannel.yml.j2') }}"
     join: workers
   delegate_to: "{{ kubernetes_leader }}"
-  register: kubernetes_plane
+  register: kubernetes_control_plane_init
   no_log: true
 '''
 

@@ -90,7 +90,7 @@ EXAMPLES = r'''
     bin_dir: /usr/local/bin
     controller_resolv: "{{ lookup('ansible.builtin.file', '/etc/resolv.conf') }}"
     images: "{{ kubernetes_node_images[item] | default([]) }}"
-  loop: "{{ kubernetes_nodes }}"
+  loop: "{{ kubernetes_node_hosts }}"
   delegate_to: "{{ item }}"
   async: 600
   poll: 0
