@@ -247,8 +247,12 @@ def test_every_kubeadm_command_that_checks_preflight_gets_the_clusters_settings(
     c = conf(kube_tag='v1.36.2')
     assert k8s.kubeadm_command(c, ['upgrade', 'apply', 'v1.36.3', '--yes']) == [
         'kubeadm', 'upgrade', 'apply', 'v1.36.3', '--yes',
-        '--ignore-preflight-errors=SystemVerification,NumCPU']
+        '--ignore-preflight-errors=SystemVerification,NumCPU', '--config', k8s.UPGRADE_CONFIG]
     assert k8s.kubeadm_command(c, ['upgrade', 'node']) == [
+        'kubeadm', 'upgrade', 'node', '--ignore-preflight-errors=SystemVerification,NumCPU',
+        '--config', k8s.UPGRADE_CONFIG]
+    # before kubeadm's v1beta4 there is no UpgradeConfiguration: flags alone
+    assert k8s.kubeadm_command(conf(kube_tag='v1.30.2'), ['upgrade', 'node']) == [
         'kubeadm', 'upgrade', 'node', '--ignore-preflight-errors=SystemVerification,NumCPU']
     assert k8s.kubeadm_command(c, ['token', 'create']) == ['kubeadm', 'token', 'create']
     # init and join take them from their configuration, from the same setting
@@ -258,8 +262,8 @@ def test_every_kubeadm_command_that_checks_preflight_gets_the_clusters_settings(
         assert doc['nodeRegistration']['ignorePreflightErrors'] == c['preflight_ignored']
     # a master of one vCPU (Magnum's m1.small) is not refused for it; its memory is checked
     assert 'NumCPU' in c['preflight_ignored'] and 'Mem' not in c['preflight_ignored']
-    # and the role runs no kubeadm upgrade (nor init/join without --config) by hand
-    for path in (ROLE / 'tasks').glob('*.yml'):
+    # and the driver's roles run no kubeadm upgrade (nor init/join without --config) by hand
+    for path in ROLE.parent.glob('kubernetes*/tasks/*.yml'):
         for line in path.read_text().splitlines():
             command = line.split('#')[0]
             assert 'kubeadm upgrade' not in command, (path.name, line)
@@ -972,6 +976,35 @@ def test_slow_masters_probes_are_patched_over_kubeadms():
     plain = conf()
     assert k8s.control_plane_patches(plain) == {}
     assert 'patches' not in k8s.kubeadm_init(plain, node, '10.0.0.5')[0]
+
+
+def test_an_upgrade_keeps_the_waits_and_patches_init_gave_the_static_pods():
+    """kubeadm upgrade with its own defaults re-makes every static pod with another startup
+    probe (failureThreshold from controlPlaneComponentHealthCheck: 120 for the role's 20
+    minutes, 24 for kubeadm's 4), so an upgrade to the same version restarted etcd and each
+    component (on one master the API down meanwhile, and kubeadm's wait for the kubelet
+    ran out); its configuration carries init's waits and a master's patches."""
+    from ansible_collections.openstack.magnum.plugins.filter.kubeadm import k8s_document
+    waits = {'controlPlaneComponentHealthCheck': '20m0s', 'upgradeManifests': '15m0s'}
+    probes = {'livenessProbe': {'timeoutSeconds': 60, 'failureThreshold': 30}}
+    c = dict(conf(kube_tag='v1.36.2'), kubeadm_timeouts=waits, control_plane_probes=probes)
+    init = k8s.kubeadm_init(c, MASTER, '10.0.0.5')[0]
+    master = k8s.kubeadm_upgrade(c, MASTER)
+    assert master == {'apiVersion': 'kubeadm.k8s.io/v1beta4', 'kind': 'UpgradeConfiguration',
+                      'apply': {'kubernetesVersion': 'v1.36.2',
+                                'patches': {'directory': k8s.PATCHES_DIR}},
+                      'node': {'patches': {'directory': k8s.PATCHES_DIR}},
+                      'timeouts': waits}
+    assert master['timeouts'] == init['timeouts'] and master['apply']['patches'] == \
+        init['patches']
+    # a worker has no static pods (nor the patches' directory)
+    assert k8s.kubeadm_upgrade(c, WORKER) == {
+        'apiVersion': 'kubeadm.k8s.io/v1beta4', 'kind': 'UpgradeConfiguration',
+        'apply': {'kubernetesVersion': 'v1.36.2'}, 'timeouts': waits}
+    assert yaml.safe_load(k8s_document(c, 'upgrade', node=MASTER)) == master
+    # kubeadm's v1beta3 has no UpgradeConfiguration: no file (and no --config)
+    assert k8s.kubeadm_upgrade(conf(kube_tag='v1.30.2'), MASTER) is None
+    assert k8s_document(conf(kube_tag='v1.30.2'), 'upgrade', node=MASTER) == ''
 
 
 def test_the_init_document_names_the_clients_address_beside_the_nodes_endpoint():

@@ -18,8 +18,10 @@ from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import pl
 
 def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=None,
                  certificate_key=None, ca=None, resolv=None, fallback_resolv=None, sans=None):
-    """A Kubernetes driver configuration file as text: ``init`` / ``join`` (kubeadm
-    YAML documents for ``node``; ``init``'s API server certificate also names ``sans``), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
+    """A Kubernetes driver configuration file as text: ``init`` / ``join`` / ``upgrade``
+    (kubeadm YAML documents for ``node``; ``init``'s API server certificate also names
+    ``sans``; ``upgrade`` is empty before kubeadm's v1beta4, which has no
+    UpgradeConfiguration), ``kubeconfig`` (the API at ``endpoint`` trusting ``ca``,
     with a bootstrap ``token`` if given), ``containerd`` (TOML) or ``resolv`` (the
     kubelet's resolv.conf from the node's ``resolv`` and the controller's
     ``fallback_resolv``)."""
@@ -40,6 +42,11 @@ def k8s_document(conf, kind, node=None, endpoint=None, token=None, ca_cert_hash=
         elif kind == 'join':
             docs = [k8s_config.kubeadm_join(conf, node, endpoint, token, ca_cert_hash,
                                             certificate_key)]
+        elif kind == 'upgrade':
+            doc = k8s_config.kubeadm_upgrade(conf, node)
+            if doc is None:
+                return ''
+            docs = [doc]
         else:
             raise AnsibleFilterError('k8s_document: unknown kind %r' % kind)
         return yaml.safe_dump_all(docs, default_flow_style=False, sort_keys=False)

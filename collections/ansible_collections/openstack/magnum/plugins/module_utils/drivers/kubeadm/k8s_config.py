@@ -132,6 +132,8 @@ PREFLIGHT_IGNORED = ('SystemVerification', 'NumCPU')
 # take the settings from their configuration's nodeRegistration; reset checks nothing
 # they name).
 PREFLIGHT_COMMANDS = (('upgrade', 'apply'), ('upgrade', 'node'))
+# kubeadm upgrade's configuration file on a node (kubeadm_upgrade; kubeadm's v1beta4 on).
+UPGRADE_CONFIG = '/etc/kubernetes/kubeadm-upgrade.yaml'
 ROLE_LABEL = 'magnum.openstack.org/role'
 NODEGROUP_LABEL = 'magnum.openstack.org/nodegroup'
 ZONE_LABEL = 'topology.kubernetes.io/zone'
@@ -347,7 +349,35 @@ def kubeadm_command(conf, args):
     ignored = list(conf.get('preflight_ignored') or ())
     flags = ['--ignore-preflight-errors=%s' % ','.join(ignored)] if runs_preflight and ignored \
         else []
+    if args[:1] == ['upgrade'] and upgrade_configured(conf):
+        flags += ['--config', UPGRADE_CONFIG]
     return ['kubeadm'] + args + flags
+
+
+def upgrade_configured(conf):
+    """Whether kubeadm upgrade reads a configuration file (UpgradeConfiguration,
+    kubeadm's v1beta4 on): the driver writes one (kubeadm_upgrade) and runs every kubeadm
+    upgrade with it."""
+    return conf['kubeadm_api'].endswith('v1beta4')
+
+
+def kubeadm_upgrade(conf, node):
+    """kubeadm upgrade's ``--config`` document (UpgradeConfiguration) for ``node``, or
+    None before kubeadm's v1beta4: the version, and the waits (``timeouts``) and a
+    master's static pods' patches init and join were given. Without them kubeadm upgrades
+    with its own defaults: the startup probe of every static pod (made from
+    controlPlaneComponentHealthCheck) changes, so even an upgrade to the same version
+    restarts etcd and each component of a master - on one master, the API down meanwhile
+    - and a master loses the probes the role patched."""
+    if not upgrade_configured(conf):
+        return None
+    patches = _patches(conf) if node['role'] == 'master' else {}
+    doc = {'apiVersion': conf['kubeadm_api'], 'kind': 'UpgradeConfiguration',
+           'apply': dict({'kubernetesVersion': conf['kube_tag']}, **patches)}
+    if patches:
+        doc['node'] = dict(patches)
+    doc.update(_timeouts(conf))
+    return doc
 
 
 def _by_version(table, minor):
