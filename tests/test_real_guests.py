@@ -9,6 +9,7 @@ cluster grows, shrinks, rotates its CA and reports a stopped server, and the del
 nothing. Skipped, saying so, on the fake-virt lab (no guest boots there) and without a lab.
 docs: docs "Clusters on an OpenStack cloud"."""
 
+import base64
 import contextlib
 import json
 import os
@@ -152,56 +153,56 @@ def test_swarm_with_ansible_playbook_reaches_a_node_without_a_floating_ip_throug
 
 
 @contextlib.contextmanager
-def bastion(cloud, tmp_path):
-    """An operator's bastion, as docs/operator/openstack-cloud.md walks it: a network of the
-    operator's (subnet in the lab's tenant ranges, a router to `public`), a server on it
-    with a floating IP, its default user ``debian`` let in by a key of the controller's
-    own - in an ssh-agent, never the clusters' keys. Yields ({env}, network, subnet,
-    'debian@<floating IP>'); everything removed after."""
-    key = tmp_path / 'bastion-key'
+def guest(cloud, tmp_path, name, image=IMAGE, flavor=GUEST_FLAVOR, user_data=None,
+          ports=(22,), cidr='10.0.77.0/24'):
+    """A server of the operator's own, outside any cluster: a network (``cidr``, in the
+    lab's tenant ranges) with a router to `public`, a security group open on ``ports``, a
+    key of the controller's (``<tmp_path>/<name>-key``), the server booted from ``image``
+    with ``user_data`` (cloud-init's) and a floating IP; waits until its default user
+    ``debian`` answers SSH. Yields {key, address, network, subnet}; everything removed
+    after."""
+    key = tmp_path / (name + '-key')
     subprocess.run(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-f', str(key)], check=True)
-    agent = dict(re.findall(r'(SSH_AUTH_SOCK|SSH_AGENT_PID)=([^;]+);',
-                            subprocess.run(['ssh-agent', '-s'], capture_output=True, text=True,
-                                           check=True).stdout))
     made = []
     try:
-        subprocess.run(['ssh-add', '-q', str(key)], check=True,
-                       env=dict(os.environ, SSH_AUTH_SOCK=agent['SSH_AUTH_SOCK']))
         public = cloud.network.find_network('public', ignore_missing=False)
-        net = cloud.network.create_network(name='ops-net')
+        net = cloud.network.create_network(name=name + '-net')
         made.append(('network', net))
-        subnet = cloud.network.create_subnet(name='ops-subnet', network_id=net.id,
-                                             ip_version=4, cidr='10.0.77.0/24')
-        router = cloud.network.create_router(name='ops-router',
+        subnet = cloud.network.create_subnet(name=name + '-subnet', network_id=net.id,
+                                             ip_version=4, cidr=cidr)
+        router = cloud.network.create_router(name=name + '-router',
                                              external_gateway_info={'network_id': public.id})
         made.append(('router', router))
         cloud.network.add_interface_to_router(router, subnet_id=subnet.id)
-        group = cloud.network.create_security_group(name='ops-ssh')
+        group = cloud.network.create_security_group(name=name + '-group')
         made.append(('group', group))
-        cloud.network.create_security_group_rule(
-            security_group_id=group.id, direction='ingress', ethertype='IPv4',
-            protocol='tcp', port_range_min=22, port_range_max=22, remote_ip_prefix='0.0.0.0/0')
-        keypair = cloud.compute.create_keypair(name='ops-bastion',
-                                               public_key=(tmp_path / 'bastion-key.pub')
+        for port in ports:
+            cloud.network.create_security_group_rule(
+                security_group_id=group.id, direction='ingress', ethertype='IPv4',
+                protocol='tcp', port_range_min=port, port_range_max=port,
+                remote_ip_prefix='0.0.0.0/0')
+        keypair = cloud.compute.create_keypair(name=name + '-key',
+                                               public_key=(tmp_path / (name + '-key.pub'))
                                                .read_text())
         made.append(('keypair', keypair))
         server = cloud.compute.create_server(
-            name='ops-bastion', image_id=cloud.image.find_image(IMAGE).id,
-            flavor_id=cloud.compute.find_flavor(GUEST_FLAVOR).id, key_name=keypair.name,
-            networks=[{'uuid': net.id}], security_groups=[{'name': group.name}])
+            name=name, image_id=cloud.image.find_image(image).id,
+            flavor_id=cloud.compute.find_flavor(flavor).id, key_name=keypair.name,
+            networks=[{'uuid': net.id}], security_groups=[{'name': group.name}],
+            **({'user_data': base64.b64encode(user_data.encode()).decode()}
+               if user_data else {}))
         made.append(('server', server))
         cloud.compute.wait_for_server(server, wait=600)
         port = next(cloud.network.ports(device_id=server.id))
         fip = cloud.network.create_ip(floating_network_id=public.id, port_id=port.id)
         made.append(('fip', fip))
-        target = 'debian@%s' % fip.floating_ip_address
-        env = {'SSH_AUTH_SOCK': agent['SSH_AUTH_SOCK'], 'MAGNUM_SSH_BASTION': target}
+        address = fip.floating_ip_address
         wait_for(lambda: subprocess.run(
-            ['ssh', '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null',
-             '-o', 'ConnectTimeout=10', '-o', 'BatchMode=yes', target, 'true'],
-            env=dict(os.environ, **env), capture_output=True, timeout=60).returncode == 0,
+            ['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no', '-o',
+             'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=10', '-o', 'BatchMode=yes',
+             'debian@' + address, 'true'], capture_output=True, timeout=60).returncode == 0,
             timeout=900, interval=5)
-        yield env, net.name, subnet.name, target
+        yield {'key': key, 'address': address, 'network': net.name, 'subnet': subnet.name}
     finally:
         for kind, thing in reversed(made):
             with contextlib.suppress(Exception):
@@ -219,6 +220,25 @@ def bastion(cloud, tmp_path):
                     cloud.network.delete_router(thing)
                 elif kind == 'network':
                     cloud.network.delete_network(thing)
+
+
+@contextlib.contextmanager
+def bastion(cloud, tmp_path):
+    """An operator's bastion, as docs/operator/openstack-cloud.md walks it: a server of
+    the operator's (guest) whose default user ``debian`` is let in by a key of the
+    controller's own - in an ssh-agent, never the clusters' keys. Yields ({env}, network,
+    subnet, 'debian@<floating IP>'); everything removed after."""
+    agent = dict(re.findall(r'(SSH_AUTH_SOCK|SSH_AGENT_PID)=([^;]+);',
+                            subprocess.run(['ssh-agent', '-s'], capture_output=True, text=True,
+                                           check=True).stdout))
+    try:
+        with guest(cloud, tmp_path, 'ops-bastion') as made:
+            subprocess.run(['ssh-add', '-q', str(made['key'])], check=True,
+                           env=dict(os.environ, SSH_AUTH_SOCK=agent['SSH_AUTH_SOCK']))
+            target = 'debian@%s' % made['address']
+            env = {'SSH_AUTH_SOCK': agent['SSH_AUTH_SOCK'], 'MAGNUM_SSH_BASTION': target}
+            yield env, made['network'], made['subnet'], target
+    finally:
         if agent.get('SSH_AGENT_PID'):
             with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(agent['SSH_AGENT_PID']), 15)
@@ -385,14 +405,14 @@ def project_servers(cloud, project_id):
     return {s.name: s for s in cloud.compute.servers(all_projects=True, project_id=project_id)}
 
 
-def on_guest(key, address, *command, stdin=None):
+def on_guest(key, address, *command, stdin=None, user='magnum'):
     """A command as root on a guest, over SSH at its floating IP as the provider's user
     (``stdin``: a file its standard input reads). SSH hands the guest's shell one line:
     each word is quoted for it."""
     return subprocess.run(
         ['ssh', '-i', str(key), '-o', 'StrictHostKeyChecking=no', '-o',
          'UserKnownHostsFile=/dev/null', '-o', 'ConnectTimeout=10', '-o', 'LogLevel=ERROR',
-         'magnum@' + address, 'sudo ' + shlex.join(command)],
+         user + '@' + address, 'sudo ' + shlex.join(command)],
         stdin=stdin, capture_output=True, text=True, timeout=300 if stdin else 180)
 
 
@@ -605,20 +625,22 @@ def pod_network(key, name, address):
     return '\n'.join(shown)
 
 
-def control_plane_state(key, address):
+def control_plane_state(key, address, user='magnum'):
     """What a master's control plane did, for a failed create: its containers (every
     attempt), the end of each control-plane container's log and of the kubelet's."""
     shown = []
-    listed = on_guest(key, address, 'crictl', 'ps', '-a')
+    listed = on_guest(key, address, 'crictl', 'ps', '-a', user=user)
     shown.append('$ crictl ps -a\n%s%s' % (listed.stdout, listed.stderr))
     for line in listed.stdout.splitlines()[1:]:
         words = line.split()
         if any(pod in line for pod in ('etcd', 'kube-apiserver', 'kube-controller-manager',
                                        'kube-scheduler')):
-            logs = on_guest(key, address, 'crictl', 'logs', '--tail', '25', words[0])
+            logs = on_guest(key, address, 'crictl', 'logs', '--tail', '25', words[0],
+                            user=user)
             shown.append('$ crictl logs --tail 25 %s\n%s%s' % (
                 ' '.join(words[:1] + words[-4:-3]), logs.stdout, logs.stderr))
-    kubelet = on_guest(key, address, 'journalctl', '-u', 'kubelet', '--no-pager', '-n', '60')
+    kubelet = on_guest(key, address, 'journalctl', '-u', 'kubelet', '--no-pager', '-n', '60',
+                       user=user)
     shown.append('$ journalctl -u kubelet -n 60\n%s%s' % (kubelet.stdout, kubelet.stderr))
     return '\n'.join(shown)
 
@@ -683,6 +705,74 @@ def test_kubernetes_from_a_release_image_is_given_nothing(cloud, release_image, 
     log = ' '.join(created.stdout.split())
     given = re.findall(r'kube-[a-z0-9]+-(?:master|node)-\d+: [^\']*', log)
     assert len(given) == 2 and all('nothing pushed' in line for line in given), given
+
+
+def capi_control_plane_user_data(tag, probes):
+    """The user data Cluster API's kubeadm bootstrap gives its first control-plane machine,
+    in the shape of its template (bootstrap/kubeadm/internal/cloudinit/controlplane_init.go:
+    a cloud-init jinja header, kubeadm's configuration in /run/kubeadm/kubeadm.yaml, the
+    placeholder of /run/cluster-api, runcmd kubeadm init then the sentinel file), the node
+    named as the openstack-cluster chart names it ('{{ local_hostname }}'), with the waits
+    and the static pods' probe patches a cloud without KVM sets through the chart's
+    kubeadmConfigSpec."""
+    import yaml
+    conf = dict(k8s_config.settings({'labels': {'kube_tag': tag}}, {}),
+                control_plane_probes=probes)
+    cluster = {'apiVersion': conf['kubeadm_api'], 'kind': 'ClusterConfiguration',
+               'kubernetesVersion': tag,
+               'networking': {'podSubnet': '172.16.0.0/13', 'serviceSubnet': '172.24.0.0/13'}}
+    init = {'apiVersion': conf['kubeadm_api'], 'kind': 'InitConfiguration',
+            'nodeRegistration': {'name': '{{ local_hostname }}'},
+            'timeouts': {'controlPlaneComponentHealthCheck': '20m0s',
+                         'kubernetesAPICall': '5m0s', 'tlsBootstrap': '10m0s'},
+            'patches': {'directory': k8s_config.PATCHES_DIR}}
+    files = [{'path': '%s/%s' % (k8s_config.PATCHES_DIR, name), 'owner': 'root:root',
+              'permissions': '0600', 'content': yaml.safe_dump(patch)}
+             for name, patch in sorted(k8s_config.control_plane_patches(conf).items())]
+    files += [{'path': '/run/kubeadm/kubeadm.yaml', 'owner': 'root:root', 'permissions': '0640',
+               'content': '---\n' + yaml.safe_dump(cluster) + '---\n' + yaml.safe_dump(init)},
+              {'path': '/run/cluster-api/placeholder', 'owner': 'root:root',
+               'permissions': '0640', 'content': 'This placeholder file is used to create the '
+               '/run/cluster-api sub directory'}]
+    return '## template: jinja\n#cloud-config\n' + yaml.safe_dump({
+        'write_files': files,
+        'runcmd': ['kubeadm init --config /run/kubeadm/kubeadm.yaml && echo success > '
+                   '/run/cluster-api/bootstrap-success.complete']}, width=1000)
+
+
+@needs_k8s_artifacts
+def test_a_release_image_boots_ready_for_cluster_apis_kubeadm_bootstrap(
+        cloud, release_image, tmp_path):
+    """Issue #65, item 4's node: a server booted from the release image with the user data
+    of Cluster API's kubeadm bootstrap (its first control-plane machine) and nothing else
+    - no driver, no push, no registry: cloud-init runs kubeadm init, the control plane
+    comes up from the image's kubelet, containerd and images (the bake's plan) and the
+    sentinel CAPI waits for is written; the API server answers and has the node."""
+    probes = K8S_SLOW_SETTINGS['kubernetes_control_plane_probes']
+    tag = release_image.properties['kube_version']
+    with guest(cloud, tmp_path, 'capi-boot', image=release_image.name,
+               flavor=K8S_MASTER_FLAVOR, user_data=capi_control_plane_user_data(tag, probes),
+               cidr='10.0.78.0/24') as made:
+        key, address = made['key'], made['address']
+
+        def bootstrapped():
+            return on_guest(key, address, 'test', '-e',
+                            '/run/cluster-api/bootstrap-success.complete',
+                            user='debian').returncode == 0
+        try:
+            wait_for(bootstrapped, timeout=2400, interval=20)
+        except AssertionError:
+            log = on_guest(key, address, 'tail', '-n', '60', '/var/log/cloud-init-output.log',
+                           user='debian')
+            pytest.fail('kubeadm init from the bootstrap data did not finish:\n%s\n%s' % (
+                log.stdout, control_plane_state(key, address, user='debian')))
+        nodes = on_guest(key, address, 'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
+                         'get', 'nodes', '-o', 'name', user='debian')
+        assert nodes.returncode == 0 and nodes.stdout.strip() == 'node/capi-boot', (
+            nodes.stdout, nodes.stderr)
+        version = on_guest(key, address, 'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
+                           'version', '-o', 'json', user='debian')
+        assert json.loads(version.stdout)['serverVersion']['gitVersion'] == tag, version.stdout
 
 
 def kubernetes_on_guests(cloud, image, env, tmp_path):

@@ -122,14 +122,66 @@ def test_the_release_is_baked_into_a_root_filesystem(tmp_path):
     assert bad.returncode == 1 and 'the image has no containerd' in bad.stderr, bad.stderr
 
 
+def test_a_release_image_is_left_ready_for_kubeadm_as_booted(tmp_path):
+    """The bake's --plan (k8s_image_plan): the node setup's files written, containerd's
+    release unpacked with runc, the CNI plugins copied where containerd looks, the kubelet
+    and containerd enabled and the Docker engine disabled as systemctl would link them;
+    a path leaving the image fails naming it."""
+    from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
+        k8s_config, k8s_node)
+    root = tmp_path / 'root'
+    system = root / 'lib/systemd/system'
+    system.mkdir(parents=True)
+    (system / 'docker.service').write_text('[Service]\nExecStart=/usr/bin/dockerd\n'
+                                           '[Install]\nWantedBy=multi-user.target\n')
+    wants = root / 'etc/systemd/system/multi-user.target.wants'
+    wants.mkdir(parents=True)
+    (wants / 'docker.service').symlink_to('/lib/systemd/system/docker.service')
+    (root / 'usr/lib/cni').mkdir(parents=True)
+    (root / 'usr/lib/cni/bridge').write_text('bridge')
+    release = tmp_path / 'release'
+    (release / 'bin').mkdir(parents=True)
+    (release / 'bin/containerd').write_text('#!/bin/sh\n')
+    tarball = tmp_path / 'containerd-2.1.4-linux-amd64.tar.gz'
+    with tarfile.open(tarball, 'w:gz') as tar:
+        tar.add(release / 'bin', arcname='bin')
+    runc = tmp_path / 'runc.amd64'
+    runc.write_text('runc')
+    source = {'mode': 'tarball', 'version': '2.1.4', 'tarball': str(tarball),
+              'runc': str(runc), 'prefix': k8s_config.CONTAINERD_PREFIX,
+              'runc_binary': k8s_config.RUNC_BINARY, 'downloads': []}
+    conf = k8s_config.settings({'labels': {'kube_tag': 'v1.36.2'}}, {})
+    plan = tmp_path / 'plan.json'
+    plan.write_text(json.dumps(k8s_node.image_plan(conf, '/usr/local/bin', source)))
+    run = subprocess.run(['python3', str(BAKE), '--bin-dir', '/usr/local/bin', '--plan',
+                          str(plan), str(root)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert (root / 'etc/systemd/system/kubelet.service').read_text() == \
+        k8s_node.kubelet_unit('/usr/local/bin')
+    assert k8s_config.RUNC_BINARY in (root / 'etc/containerd/config.toml').read_text()
+    assert (root / 'usr/local/bin/containerd').exists()
+    assert (root / 'usr/local/sbin/runc').read_text() == 'runc' and \
+        os.stat(root / 'usr/local/sbin/runc').st_mode & 0o777 == 0o755
+    assert (root / 'opt/cni/bin/bridge').read_text() == 'bridge'
+    assert sorted(os.listdir(wants)) == ['containerd.service', 'kubelet.service']
+    assert os.readlink(wants / 'kubelet.service') == '/etc/systemd/system/kubelet.service'
+
+    plan.write_text(json.dumps({'files': [{'dest': '/etc/../../outside', 'content': 'x'}]}))
+    bad = subprocess.run(['python3', str(BAKE), '--bin-dir', '/usr/local/bin', '--plan',
+                          str(plan), str(root)], capture_output=True, text=True)
+    assert bad.returncode == 1 and "'/etc/../../outside' is no absolute path inside the image" \
+        in bad.stderr, bad.stderr
+    assert not (tmp_path / 'outside').exists()
+
+
 @pytest.mark.skipif(os.environ.get('MAGNUM_TEST_BUILD_IMAGES') != '1',
                     reason='the built-image tier: set MAGNUM_TEST_BUILD_IMAGES=1 (debootstrap, '
                            'minutes, ~2 GB under ~/.cache)')
 @needs_containerd
 def test_the_cloud_image_role_makes_a_release_image(tmp_path):
     """playbooks/cloud_image.yml with cloud_image_kube_tag (not uploaded): the base image,
-    then the release image from its root with the offline directory's binaries and
-    images; run again, it builds nothing."""
+    then the release image from its root with the offline directory's binaries and images,
+    left ready for kubeadm; run again, it builds nothing."""
     offline = tmp_path / 'artifacts'
     for name in ('kubeadm', 'kubelet', 'kubectl', 'crictl'):
         (offline / 'bin').mkdir(parents=True, exist_ok=True)
@@ -152,4 +204,7 @@ def test_the_cloud_image_role_makes_a_release_image(tmp_path):
     assert made, run.stdout[-2000:]
     root = made[-1].parent / 'root'
     assert (root / 'usr/local/bin/kubeadm').read_text() == '#!/bin/sh\necho kubeadm\n'
+    # left ready for kubeadm as booted (the plan: test_a_release_image_is_left_ready_...)
+    assert (root / 'etc/systemd/system/multi-user.target.wants/kubelet.service').is_symlink()
+    assert (root / 'etc/containerd/config.toml').exists()
     assert images_in(root)[0] == ['registry.k8s.io/pause:3.10.2']

@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import MagnumError
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import (
-    addons, k8s_config, k8s_plane)
+    addons, k8s_config, k8s_node, k8s_plane)
 from ansible_collections.openstack.magnum.plugins.plugin_utils.filters import plain, wrap_all
 
 
@@ -81,6 +81,7 @@ class FilterModule(object):
             'k8s_pause_tag': k8s_config.pause_tag,
             'k8s_containerd_source': k8s_config.containerd_source,
             'k8s_containerd_on_node': k8s_config.containerd_tarball_on_node,
+            'k8s_image_plan': k8s_node.image_plan,
             'k8s_kubeadm': k8s_config.kubeadm_command,
             'k8s_control_plane_patches': k8s_config.control_plane_patches,
             'k8s_probed': k8s_plane.probed,

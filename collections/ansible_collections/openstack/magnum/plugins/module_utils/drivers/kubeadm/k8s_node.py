@@ -33,6 +33,13 @@ SYSCTL_FILE = '/etc/sysctl.d/90-kubernetes.conf'
 SYSCTL = ('net.ipv4.ip_forward = 1\n'
           'net.bridge.bridge-nf-call-iptables = 1\n'
           'net.bridge.bridge-nf-call-ip6tables = 1\n')
+# The kernel modules kubeadm's preflight and the bridge settings need, loaded at boot (a
+# release image's; a node of a cluster has them from its Docker engine or its host).
+MODULES_FILE = '/etc/modules-load.d/openstack-magnum-kubernetes.conf'
+MODULES = 'overlay\nbr_netfilter\n'
+# What a release image does not start: a node image's Docker engine (its docker0 takes
+# 172.17.0.0/16, inside Cluster API's default pod network 172.16.0.0/13).
+IMAGE_DISABLED = ('docker.service', 'docker.socket')
 TUN_FILE = '/etc/tmpfiles.d/openstack-magnum-tun.conf'
 TUN = 'c /dev/net/tun 0666 - - - 10:200\n'
 CNI_SOURCE, CNI_DIR = '/usr/lib/cni', '/opt/cni/bin'
@@ -104,6 +111,34 @@ def containerd_unit(source):
             '[Install]',
             'WantedBy=multi-user.target',
             ''])
+
+
+def image_plan(conf, bin_dir, containerd=None):
+    """What a release image holds, beside its binaries and images, for a server booted from
+    it to be ready for ``kubeadm init`` / ``join`` with nothing done on it - as Cluster
+    API's image-builder leaves its images, for CAPI's bootstrap runs kubeadm from
+    cloud-init: the files NodeSetup writes on every node (the kubelet's unit and kubeadm's
+    drop-in, the kernel settings, containerd's configuration for ``conf``) and the modules
+    they need at boot; with ``containerd`` (``k8s_containerd_source``) of mode tarball, its
+    release unpacked in ``prefix`` with its unit and runc; the CNI plugins where containerd
+    looks; the kubelet and containerd enabled, the Docker engine not. The role's bake
+    (roles/cloud_image files/bake_kubernetes.py --plan) carries it out; paths of
+    ``unpack`` and ``copies`` sources are the controller's."""
+    files = {KUBELET_UNIT: kubelet_unit(bin_dir), KUBEADM_DROPIN: kubeadm_dropin(bin_dir),
+             SYSCTL_FILE: SYSCTL, MODULES_FILE: MODULES}
+    plan = {'unpack': [], 'copies': [], 'trees': [{'src': CNI_SOURCE, 'dest': CNI_DIR}],
+            'enable': ['kubelet.service', 'containerd.service'],
+            'disable': list(IMAGE_DISABLED)}
+    if (containerd or {}).get('mode') == 'tarball':
+        conf = dict(conf, runc_binary=containerd['runc_binary'])
+        files[CONTAINERD_UNIT] = containerd_unit(containerd)
+        plan['unpack'].append({'src': containerd['tarball'], 'dest': containerd['prefix']})
+        plan['copies'].append({'src': containerd['runc'], 'dest': containerd['runc_binary'],
+                               'mode': '0755'})
+    files[CONTAINERD_CONFIG] = k8s_config.containerd_config(conf)
+    plan['files'] = [{'dest': dest, 'content': text, 'mode': '0644'}
+                     for dest, text in sorted(files.items())]
+    return plan
 
 
 def proxy_dropin(proxy):
