@@ -292,6 +292,18 @@ def api_settled(url, path, timeout=600, interval=1):
                     timeout=timeout, interval=interval)
 
 
+def processes_holding(text):
+    """{pid: command line} of this host's processes whose command line (its arguments
+    joined by spaces) holds ``text``: api.processes' table, as the conductor reads it."""
+    from api import processes
+    found = {}
+    for pid, (_ppid, cmdline) in processes.table().items():
+        line = cmdline.replace('\0', ' ')
+        if text in line:
+            found[pid] = line
+    return found
+
+
 def wait_for(fn, timeout=300, interval=0.5):
     """Poll ``fn`` until it returns a truthy value; return it."""
     deadline = time.time() + timeout

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ApiServer, wait_for
+from conftest import ApiServer, processes_holding, wait_for
 from test_api import LATEST, call, error_of, make_app, wait_status
 
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
@@ -412,33 +412,18 @@ def test_a_failed_request_changes_nothing(app, client, monkeypatch):
 
 # ------------------------------------------------- 9. cancelled means stopped
 
-def processes_running(text):
-    """Command lines of this host's processes that hold ``text``."""
-    import os
-    found = []
-    for pid in filter(str.isdigit, os.listdir('/proc')):
-        try:
-            with open('/proc/%s/cmdline' % pid, 'rb') as handle:
-                cmdline = handle.read().replace(b'\0', b' ').decode('utf-8', 'replace')
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(cmdline)
-    return found
-
-
 def test_a_cancelled_job_leaves_no_process(sqlite_client):
     client = sqlite_client
     seconds = str(300 + uuidlib.uuid4().int % 600)  # a sleep no other test runs
     call(client, 'POST', '/v1/clustertemplates', TPL, expect=201)
     call(client, 'POST', '/v1/clusters', {'name': 'c1', 'cluster_template_id': 'tpl',
                                           'labels': {'test_sleep': seconds}}, expect=202)
-    wait_for(lambda: processes_running('sleep ' + seconds), timeout=120)
+    wait_for(lambda: processes_holding('sleep ' + seconds), timeout=120)
     create_job = call(client, 'GET', '/v1/clusters/c1/jobs', expect=200).json['jobs'][0]
     call(client, 'DELETE', '/v1/clusters/c1', expect=204)
     assert wait_status(client, 'c1').status_code == 404
-    wait_for(lambda: not processes_running('sleep ' + seconds), timeout=60)
-    assert not processes_running(create_job['uuid'])
+    wait_for(lambda: not processes_holding('sleep ' + seconds), timeout=60)
+    assert not processes_holding(create_job['uuid'])
 
 
 def test_stopping_the_api_ends_its_jobs_processes(sqlite_url, project, tmp_path):
@@ -452,11 +437,11 @@ def test_stopping_the_api_ends_its_jobs_processes(sqlite_url, project, tmp_path)
         requests.post(server.url + '/v1/clusters', headers=LATEST, timeout=60, json={
             'name': 'c1', 'cluster_template_id': 'tpl',
             'labels': {'test_sleep': seconds}}).raise_for_status()
-        wait_for(lambda: processes_running('sleep ' + seconds), timeout=120)
+        wait_for(lambda: processes_holding('sleep ' + seconds), timeout=120)
     finally:
         server.stop()
-    wait_for(lambda: not processes_running('sleep ' + seconds), timeout=60)
-    assert not processes_running(str(tmp_path / 'jobs'))
+    wait_for(lambda: not processes_holding('sleep ' + seconds), timeout=60)
+    assert not processes_holding(str(tmp_path / 'jobs'))
 
 
 def test_a_health_round_ends_with_its_clusters_delete_and_with_the_api(

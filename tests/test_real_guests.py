@@ -707,14 +707,33 @@ def test_kubernetes_from_a_release_image_is_given_nothing(cloud, release_image, 
     assert len(given) == 2 and all('nothing pushed' in line for line in given), given
 
 
+# What a cloud without KVM gives kubeadm through the chart's kubeadmConfigSpec: its waits.
+CAPI_SLOW_TIMEOUTS = {'controlPlaneComponentHealthCheck': '20m0s', 'kubernetesAPICall': '5m0s',
+                      'tlsBootstrap': '10m0s', 'discovery': '10m0s'}
+
+
+def capi_user_data(config_path, documents, command, files=()):
+    """User data in the shape Cluster API's kubeadm bootstrap gives a machine
+    (bootstrap/kubeadm/internal/cloudinit: controlplane_init.go, node.go): a cloud-init
+    jinja header, kubeadm's configuration at ``config_path``, the placeholder of
+    /run/cluster-api, runcmd ``command`` then the sentinel file CAPI waits for."""
+    import yaml
+    content = ''.join('---\n' + yaml.safe_dump(doc) for doc in documents)
+    written = list(files) + [
+        {'path': config_path, 'owner': 'root:root', 'permissions': '0640', 'content': content},
+        {'path': '/run/cluster-api/placeholder', 'owner': 'root:root', 'permissions': '0640',
+         'content': 'This placeholder file is used to create the /run/cluster-api sub '
+                    'directory'}]
+    return '## template: jinja\n#cloud-config\n' + yaml.safe_dump({
+        'write_files': written,
+        'runcmd': [command + ' && echo success > /run/cluster-api/bootstrap-success.complete']},
+        width=1000)
+
+
 def capi_control_plane_user_data(tag, probes):
-    """The user data Cluster API's kubeadm bootstrap gives its first control-plane machine,
-    in the shape of its template (bootstrap/kubeadm/internal/cloudinit/controlplane_init.go:
-    a cloud-init jinja header, kubeadm's configuration in /run/kubeadm/kubeadm.yaml, the
-    placeholder of /run/cluster-api, runcmd kubeadm init then the sentinel file), the node
-    named as the openstack-cluster chart names it ('{{ local_hostname }}'), with the waits
-    and the static pods' probe patches a cloud without KVM sets through the chart's
-    kubeadmConfigSpec."""
+    """CAPI's first control-plane machine's: kubeadm init, the node named as the
+    openstack-cluster chart names it ('{{ local_hostname }}'), with the waits and the
+    static pods' probe patches a cloud without KVM sets through the chart."""
     import yaml
     conf = dict(k8s_config.settings({'labels': {'kube_tag': tag}}, {}),
                 control_plane_probes=probes)
@@ -723,56 +742,87 @@ def capi_control_plane_user_data(tag, probes):
                'networking': {'podSubnet': '172.16.0.0/13', 'serviceSubnet': '172.24.0.0/13'}}
     init = {'apiVersion': conf['kubeadm_api'], 'kind': 'InitConfiguration',
             'nodeRegistration': {'name': '{{ local_hostname }}'},
-            'timeouts': {'controlPlaneComponentHealthCheck': '20m0s',
-                         'kubernetesAPICall': '5m0s', 'tlsBootstrap': '10m0s'},
-            'patches': {'directory': k8s_config.PATCHES_DIR}}
-    files = [{'path': '%s/%s' % (k8s_config.PATCHES_DIR, name), 'owner': 'root:root',
-              'permissions': '0600', 'content': yaml.safe_dump(patch)}
-             for name, patch in sorted(k8s_config.control_plane_patches(conf).items())]
-    files += [{'path': '/run/kubeadm/kubeadm.yaml', 'owner': 'root:root', 'permissions': '0640',
-               'content': '---\n' + yaml.safe_dump(cluster) + '---\n' + yaml.safe_dump(init)},
-              {'path': '/run/cluster-api/placeholder', 'owner': 'root:root',
-               'permissions': '0640', 'content': 'This placeholder file is used to create the '
-               '/run/cluster-api sub directory'}]
-    return '## template: jinja\n#cloud-config\n' + yaml.safe_dump({
-        'write_files': files,
-        'runcmd': ['kubeadm init --config /run/kubeadm/kubeadm.yaml && echo success > '
-                   '/run/cluster-api/bootstrap-success.complete']}, width=1000)
+            'timeouts': CAPI_SLOW_TIMEOUTS, 'patches': {'directory': k8s_config.PATCHES_DIR}}
+    patches = [{'path': '%s/%s' % (k8s_config.PATCHES_DIR, name), 'owner': 'root:root',
+                'permissions': '0600', 'content': yaml.safe_dump(patch)}
+               for name, patch in sorted(k8s_config.control_plane_patches(conf).items())]
+    return capi_user_data('/run/kubeadm/kubeadm.yaml', [cluster, init],
+                          'kubeadm init --config /run/kubeadm/kubeadm.yaml', patches)
+
+
+def capi_worker_user_data(tag, endpoint, token, ca_cert_hash):
+    """CAPI's worker machine's: kubeadm join through a bootstrap token."""
+    api = k8s_config.settings({'labels': {'kube_tag': tag}}, {})['kubeadm_api']
+    join = {'apiVersion': api, 'kind': 'JoinConfiguration',
+            'discovery': {'bootstrapToken': {'apiServerEndpoint': endpoint, 'token': token,
+                                             'caCertHashes': [ca_cert_hash]}},
+            'nodeRegistration': {'name': '{{ local_hostname }}'},
+            'timeouts': CAPI_SLOW_TIMEOUTS}
+    return capi_user_data('/run/kubeadm/kubeadm-join-config.yaml', [join],
+                          'kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml')
 
 
 @needs_k8s_artifacts
 def test_a_release_image_boots_ready_for_cluster_apis_kubeadm_bootstrap(
         cloud, release_image, tmp_path):
-    """Issue #65, item 4's node: a server booted from the release image with the user data
-    of Cluster API's kubeadm bootstrap (its first control-plane machine) and nothing else
-    - no driver, no push, no registry: cloud-init runs kubeadm init, the control plane
-    comes up from the image's kubelet, containerd and images (the bake's plan) and the
-    sentinel CAPI waits for is written; the API server answers and has the node."""
+    """Issue #65, item 4's machines: servers booted from the release image with the user
+    data of Cluster API's kubeadm bootstrap and nothing else - no driver, no push, no
+    registry. The first control-plane machine's: cloud-init runs kubeadm init, the control
+    plane comes up from the image's kubelet, containerd and images and the sentinel CAPI
+    waits for is written; the API server answers at the release's version. A worker's
+    (kubeadm join through a bootstrap token made on the first): it joins, and the API has
+    both nodes."""
     probes = K8S_SLOW_SETTINGS['kubernetes_control_plane_probes']
     tag = release_image.properties['kube_version']
     with guest(cloud, tmp_path, 'capi-boot', image=release_image.name,
                flavor=K8S_MASTER_FLAVOR, user_data=capi_control_plane_user_data(tag, probes),
-               cidr='10.0.78.0/24') as made:
+               ports=(22, 6443), cidr='10.0.78.0/24') as made:
         key, address = made['key'], made['address']
 
-        def bootstrapped():
+        def kubectl(*args):
+            return on_guest(key, address, 'kubectl', '--kubeconfig',
+                            '/etc/kubernetes/admin.conf', *args, user='debian')
+
+        def sentinel():
             return on_guest(key, address, 'test', '-e',
                             '/run/cluster-api/bootstrap-success.complete',
                             user='debian').returncode == 0
         try:
-            wait_for(bootstrapped, timeout=2400, interval=20)
+            wait_for(sentinel, timeout=2400, interval=20)
         except AssertionError:
             log = on_guest(key, address, 'tail', '-n', '60', '/var/log/cloud-init-output.log',
                            user='debian')
             pytest.fail('kubeadm init from the bootstrap data did not finish:\n%s\n%s' % (
                 log.stdout, control_plane_state(key, address, user='debian')))
-        nodes = on_guest(key, address, 'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
-                         'get', 'nodes', '-o', 'name', user='debian')
-        assert nodes.returncode == 0 and nodes.stdout.strip() == 'node/capi-boot', (
-            nodes.stdout, nodes.stderr)
-        version = on_guest(key, address, 'kubectl', '--kubeconfig', '/etc/kubernetes/admin.conf',
-                           'version', '-o', 'json', user='debian')
+        version = kubectl('version', '-o', 'json')
         assert json.loads(version.stdout)['serverVersion']['gitVersion'] == tag, version.stdout
+
+        joining = on_guest(key, address, 'kubeadm', 'token', 'create', '--print-join-command',
+                           user='debian')
+        words = joining.stdout.split()
+        assert joining.returncode == 0 and words[:2] == ['kubeadm', 'join'], joining.stderr
+        token = words[words.index('--token') + 1]
+        ca_cert_hash = words[words.index('--discovery-token-ca-cert-hash') + 1]
+        network = cloud.network.find_network(made['network'], ignore_missing=False)
+        worker = cloud.compute.create_server(
+            name='capi-worker', image_id=release_image.id,
+            flavor_id=cloud.compute.find_flavor(GUEST_FLAVOR).id, key_name='capi-boot-key',
+            networks=[{'uuid': network.id}], security_groups=[{'name': 'capi-boot-group'}],
+            user_data=base64.b64encode(capi_worker_user_data(
+                tag, words[2], token, ca_cert_hash).encode()).decode())
+        try:
+            def both():
+                listed = kubectl('get', 'nodes', '-o', 'name')
+                return sorted(listed.stdout.split()) == ['node/capi-boot', 'node/capi-worker']
+            try:
+                wait_for(both, timeout=1800, interval=20)
+            except AssertionError:
+                console = cloud.compute.get_server_console_output(worker, length=60)
+                pytest.fail('the worker did not join: %s\n%s' % (
+                    kubectl('get', 'nodes').stdout, console.get('output', '')))
+        finally:
+            cloud.compute.delete_server(worker)
+            cloud.compute.wait_for_delete(worker, wait=300)
 
 
 def kubernetes_on_guests(cloud, image, env, tmp_path):

@@ -9,23 +9,11 @@ import uuid as uuidlib
 import requests
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import jobs, store as store_mod
-from conftest import ApiServer, wait_for
+from conftest import ApiServer, processes_holding, wait_for
 
 LATEST = {'OpenStack-API-Version': 'container-infra latest'}
 TPL = {'name': 'tpl', 'coe': 'kubernetes', 'image_id': 'debian-12',
        'external_network_id': 'public', 'keypair_id': 'kp'}
-
-
-def _processes_of(text):
-    found = []
-    for pid in filter(str.isdigit, os.listdir('/proc')):
-        try:
-            with open('/proc/%s/cmdline' % pid, 'rb') as handle:
-                if text.encode() in handle.read().replace(b'\0', b' '):
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
 
 
 def post(server, path, body):
@@ -57,8 +45,8 @@ def test_kill_9_during_a_job_then_restart(db_url, project, tmp_path):
         job = get(server, '/v1/clusters/slow/jobs').json()['jobs'][0]
         assert job['status'] == 'FAILED' and 'orphaned' in job['status_reason']
         # the crashed service's playbook run was stopped, not left to finish behind it
-        wait_for(lambda: not _processes_of(job['uuid']), timeout=120)
-        wait_for(lambda: not _processes_of('sleep ' + seconds), timeout=60)
+        wait_for(lambda: not processes_holding(job['uuid']), timeout=120)
+        wait_for(lambda: not processes_holding('sleep ' + seconds), timeout=60)
         store = store_mod.Store(db_url)
         assert not [c for c in store.find('cluster') if 'IN_PROGRESS' in c['status']]
         assert not [j for c in store.find('cluster')
