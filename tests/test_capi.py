@@ -166,6 +166,23 @@ def apply_crds(kubeconfig, directory):
     return names
 
 
+def declare_addon_provider(kubeconfig):
+    """The addon provider's HelmRelease kind on the management cluster (only its CRD: no
+    add-on is installed here), for which the driver leaves the add-ons to the chart."""
+    from kubernetes import client, config
+    api = client.ApiextensionsV1Api(config.new_client_from_config(str(kubeconfig)))
+    api.create_custom_resource_definition({
+        'apiVersion': 'apiextensions.k8s.io/v1', 'kind': 'CustomResourceDefinition',
+        'metadata': {'name': 'helmreleases.addons.stackhpc.com'},
+        'spec': {'group': 'addons.stackhpc.com', 'scope': 'Namespaced',
+                 'names': {'plural': 'helmreleases', 'singular': 'helmrelease',
+                           'kind': 'HelmRelease'},
+                 'versions': [{'name': 'v1alpha1', 'served': True, 'storage': True,
+                               'schema': {'openAPIV3Schema': {
+                                   'type': 'object',
+                                   'x-kubernetes-preserve-unknown-fields': True}}}]}})
+
+
 def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
     """A template with capi_helm_chart_version is the Cluster API driver's: a cluster
     created with `openstack coe` becomes a Helm release on the management cluster (its
@@ -182,6 +199,7 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
     from conftest import ApiServer
     from test_kubernetes import cluster_config
     from test_swarm import Rest
+    declare_addon_provider(kubeconfig)
     image = conn.image.create_image(
         name=IMAGE + '-capi', data=b'capi image', disk_format='raw', container_format='bare',
         os_distro='ubuntu', kube_version='v1.33.3')
@@ -264,7 +282,7 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
             timeout=600, interval=2)
         assert failed
         shown = rest.coe('nodegroup', 'show', 'My_CAPI-cluster', 'gpu', '-f', 'json')
-        assert 'Flavor m1.nope could not be found' in shown, shown
+        assert 'instance state ERROR is unexpected' in shown, shown
 
         # The failed node group deleted: its MachineDeployment goes with the release.
         rest.coe('nodegroup', 'delete', 'My_CAPI-cluster', 'gpu')
@@ -348,23 +366,32 @@ spec:
 '''
 
 
-@pytest.mark.real_node
-@pytest.mark.skipif(not (os.environ.get('MAGNUM_K8S_ARTIFACTS') and CAPI_ARTIFACTS), reason=(
-    'needs a real management cluster and Cluster API built: set MAGNUM_K8S_ARTIFACTS (a '
-    'control plane, tests/test_kubernetes.py) and MAGNUM_CAPI_ARTIFACTS (images/*.tar and '
-    'components/*.yaml of Cluster API and CAPO)'))
-@pytest.mark.skipif(not shutil.which('docker-registry'), reason=(
-    "needs Debian's docker-registry (apt-get install docker-registry) to serve the "
-    "controllers' images"))
-def test_cluster_apis_controllers_run_on_a_management_cluster_of_the_project(tmp_path):
-    """playbooks/capi_management.yml on a cluster of the kubeadm driver on local nodes,
-    the controllers' images from an operator's registry: the four providers' controllers
-    Available, their webhooks served with the certificates the role issued (a v1beta1
-    object is converted to the stored v1beta2 by the core's conversion webhook, defaulted
-    and validated by its admission webhooks: an invalid one is refused in Cluster API's
-    words), and a second run changes nothing."""
-    from test_kubernetes import REAL, cluster_config, k8s_on_local_nodes, kubectl, \
-        private_registry
+# The gated tests on a management cluster of the project.
+NEEDS_CAPI_BUILT = [
+    pytest.mark.real_node,
+    pytest.mark.skipif(not (os.environ.get('MAGNUM_K8S_ARTIFACTS') and CAPI_ARTIFACTS), reason=(
+        'needs a real management cluster and Cluster API built: set MAGNUM_K8S_ARTIFACTS (a '
+        'control plane, tests/test_kubernetes.py) and MAGNUM_CAPI_ARTIFACTS (images/*.tar '
+        'and components/*.yaml of Cluster API and CAPO)')),
+    pytest.mark.skipif(not shutil.which('docker-registry'), reason=(
+        "needs Debian's docker-registry (apt-get install docker-registry) to serve the "
+        "controllers' images"))]
+
+
+def needs_capi_built(test):
+    for mark in NEEDS_CAPI_BUILT:
+        test = mark(test)
+    return test
+
+
+@contextlib.contextmanager
+def management_cluster_of_the_project(tmp_path):
+    """A one-master cluster of the kubeadm driver on local nodes whose template names a
+    private registry (the controllers' images, MAGNUM_CAPI_ARTIFACTS' images/*.tar) as its
+    insecure registry; yields (made, kubeconfig, registry, install): ``install()`` runs
+    playbooks/capi_management.yml on it (the components of MAGNUM_CAPI_ARTIFACTS, each
+    controller's image from the registry) and returns its output."""
+    from test_kubernetes import REAL, cluster_config, k8s_on_local_nodes, private_registry
     capi = pathlib.Path(CAPI_ARTIFACTS)
     archives = sorted((capi / 'images').glob('*.tar'))
     with private_registry(tmp_path, archives) as registry, \
@@ -395,6 +422,19 @@ def test_cluster_apis_controllers_run_on_a_management_cluster_of_the_project(tmp
             assert run.returncode == 0, run.stdout[-5000:] + run.stderr[-2000:]
             return run.stdout
 
+        yield made, kubeconfig, registry, install
+
+
+@needs_capi_built
+def test_cluster_apis_controllers_run_on_a_management_cluster_of_the_project(tmp_path):
+    """playbooks/capi_management.yml on a cluster of the kubeadm driver on local nodes,
+    the controllers' images from an operator's registry: the four providers' controllers
+    Available, their webhooks served with the certificates the role issued (a v1beta1
+    object is converted to the stored v1beta2 by the core's conversion webhook, defaulted
+    and validated by its admission webhooks: an invalid one is refused in Cluster API's
+    words), and a second run changes nothing."""
+    from test_kubernetes import kubectl
+    with management_cluster_of_the_project(tmp_path) as (made, kubeconfig, registry, install):
         install()
         deployments = json.loads(kubectl(kubeconfig, 'get', 'deployments', '-A', '-o', 'json'))
         running = dict((d['metadata']['name'], d['spec']['template']['spec']['containers'][0])

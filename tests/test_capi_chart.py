@@ -85,3 +85,31 @@ def test_without_master_lb_enabled_no_load_balancer_is_made(tmp_path):
     infra = rendered(capi.values(TEMPLATE, one, GROUPS[1:], IMAGE),
                      tmp_path)['OpenStackCluster'][0]['spec']
     assert 'apiServerLoadBalancer' not in infra and infra['disableAPIServerFloatingIP'] is False
+
+
+def test_without_an_addon_provider_the_kubelets_name_their_servers(tmp_path):
+    """No addon provider on the management cluster: the chart makes no add-on (its
+    HelmRelease and Manifests kinds would have no controller), the kubelets run without an
+    external cloud provider and give their Node the id CAPO gives the Machine, the pod and
+    service networks are the cluster's; the operator's values sit under the cluster's."""
+    site = {'registryMirrors': {}, 'apiServer': {'enableLoadBalancer': True},
+            'controlPlane': {'kubeadmConfigSpec': {'clusterConfiguration': {
+                'apiServer': {'timeoutForControlPlane': '20m0s'}}}}}
+    one = dict(cluster({'flannel_network_cidr': '10.101.0.0/16'}), master_count=1,
+               master_lb_enabled=False)
+    objects = rendered(capi.values(dict(TEMPLATE, network_driver='flannel'), one, GROUPS[1:],
+                                   IMAGE, addon_provider=False, base=site), tmp_path)
+    assert not set(objects) & {'HelmRelease', 'Manifests'}, sorted(objects)
+    spec = objects['KubeadmControlPlane'][0]['spec']['kubeadmConfigSpec']
+    kubelets = [spec['initConfiguration']['nodeRegistration']['kubeletExtraArgs'],
+                spec['joinConfiguration']['nodeRegistration']['kubeletExtraArgs']] + [
+        t['spec']['template']['spec']['joinConfiguration']['nodeRegistration']['kubeletExtraArgs']
+        for t in objects['KubeadmConfigTemplate']]
+    assert all(k.get('provider-id') == 'openstack:///{{ v1.instance_id }}'
+               and 'cloud-provider' not in k for k in kubelets), kubelets
+    assert spec['clusterConfiguration']['apiServer']['timeoutForControlPlane'] == '20m0s'
+    network = objects['Cluster'][0]['spec']['clusterNetwork']
+    assert network['pods']['cidrBlocks'] == ['10.101.0.0/16']
+    assert network['services']['cidrBlocks'] == ['10.254.0.0/16']
+    # The cluster's own (no load balancer: master_lb_enabled) over the site's.
+    assert 'apiServerLoadBalancer' not in objects['OpenStackCluster'][0]['spec']

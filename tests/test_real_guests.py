@@ -1095,3 +1095,142 @@ def resize_jobs(store_file):
         return [dict(row) for row in db.execute(
             "SELECT operation, extravars FROM jobs WHERE operation LIKE '%resize%' "
             "ORDER BY id")]
+
+
+def capi_slow_values(probes):
+    """The operator's chart values (capi_helm_values) for a cloud without KVM, as the
+    kubeadm driver's settings give its masters: kubeadm's waits (Cluster API's v1beta1
+    names them), the static pods' probes patched (k8s_config's patches, kubeadm's
+    patches directory), the one master's controllers electing no leader, and no registry
+    mirror (the guests reach none: the release image has every image)."""
+    import yaml
+    conf = dict(k8s_config.settings({'labels': {}}, {}), control_plane_probes=probes)
+    patches = [{'path': '%s/%s' % (k8s_config.PATCHES_DIR, name), 'owner': 'root:root',
+                'permissions': '0600', 'content': yaml.safe_dump(patch)}
+               for name, patch in sorted(k8s_config.control_plane_patches(conf).items())]
+    no_election = {'extraArgs': {'leader-elect': 'false'}}
+    discovery = {'discovery': {'timeout': CAPI_SLOW_TIMEOUTS['discovery']}}
+    return {'registryMirrors': None, 'controlPlane': {'kubeadmConfigSpec': {
+        'files': patches,
+        'clusterConfiguration': {
+            'apiServer': {
+                'timeoutForControlPlane': CAPI_SLOW_TIMEOUTS['controlPlaneComponentHealthCheck'],
+                'extraArgs': {'etcd-healthcheck-timeout': '10s'}},
+            'controllerManager': no_election, 'scheduler': no_election},
+        'initConfiguration': {'patches': {'directory': k8s_config.PATCHES_DIR}},
+        'joinConfiguration': dict(discovery, patches={'directory': k8s_config.PATCHES_DIR})}},
+        'nodeGroupDefaults': {'kubeadmConfigSpec': {'joinConfiguration': discovery}}}
+
+
+def project_leftovers(cloud, project_id):
+    """What a project still has of what Cluster API's OpenStack provider makes: servers,
+    networks, routers, security groups (but its default one), floating IPs."""
+    left = [('server', s.name) for s in cloud.compute.servers(all_projects=True,
+                                                              project_id=project_id)]
+    left += [('network', n.name) for n in cloud.network.networks(project_id=project_id)]
+    left += [('router', r.name) for r in cloud.network.routers(project_id=project_id)]
+    left += [('security group', g.name) for g in cloud.network.security_groups(
+        project_id=project_id) if g.name != 'default']
+    left += [('floating ip', f.floating_ip_address) for f in cloud.network.ips(
+        project_id=project_id)]
+    return left
+
+
+def capi_state(kubeconfig):
+    """The management cluster's Cluster API objects and CAPO's last words, for a failure."""
+    import test_kubernetes as k8s
+    shown = k8s.kubectl(kubeconfig, 'get', 'clusters,kubeadmcontrolplanes,machinedeployments,'
+                        'machines,openstackclusters,openstackmachines', '-A', '-o', 'wide',
+                        check=False)
+    logs = k8s.kubectl(kubeconfig, '-n', 'capo-system', 'logs', '--tail', '40',
+                       'deployment/capo-controller-manager', check=False)
+    return shown.stdout + shown.stderr + logs.stdout[-6000:]
+
+
+CAPI_CHART = os.environ.get('MAGNUM_CAPI_CHART')
+
+
+@needs_k8s_artifacts
+@pytest.mark.skipif(not (CAPI_CHART and os.environ.get('MAGNUM_CAPI_ARTIFACTS')), reason=(
+    'needs MAGNUM_CAPI_CHART (the packaged openstack-cluster chart) and '
+    'MAGNUM_CAPI_ARTIFACTS (Cluster API and CAPO built: tests/test_capi.py)'))
+def test_a_cluster_through_cluster_api_on_guests(cloud, release_image, tmp_path):
+    """Issue #65, item 4: Cluster API for real. A management cluster of the project (the
+    kubeadm driver on local nodes, CAPI and CAPO installed by playbooks/capi_management.yml,
+    no addon provider); alice's `openstack coe` through the API behind the lab's Keystone,
+    the cloud's endpoints where the management cluster's pods and the guests reach them; a
+    1 + 1 cluster of the Cluster API driver (the real openstack-cluster chart) on the
+    release image: CAPO makes the network, router, security groups, servers and the API's
+    floating IP, cloud-init runs kubeadm, the driver applies flannel through the cluster's
+    kubeconfig, CREATE_COMPLETE from CAPI's conditions, both nodes Ready with the id CAPO
+    gave their Machine; resized to 2 workers; deleted: nothing left in the project nor on
+    the management cluster."""
+    import test_capi
+    import test_kubernetes as k8s
+    tag = release_image.properties['kube_version']
+    labels = dict(k8s.LABELS, capi_helm_chart_version='0.0.0-capi', kube_tag=tag,
+                  fixed_subnet_cidr='10.0.79.0/24', auto_healing_enabled='false')
+    site = tmp_path / 'site'
+    (site / 'group_vars').mkdir(parents=True)
+    (site / 'group_vars' / 'all.yml').write_text(json.dumps({'capi_helm_values': capi_slow_values(
+        K8S_SLOW_SETTINGS['kubernetes_control_plane_probes'])}))
+    keypair = 'kp-' + RUN
+    (tmp_path / 'mgmt').mkdir()
+    with test_capi.management_cluster_of_the_project(tmp_path / 'mgmt') as (
+            made, kubeconfig, _registry, install):
+        install()
+        env = {'MAGNUM_CAPI_KUBECONFIG': str(kubeconfig), 'MAGNUM_CAPI_CHART': CAPI_CHART,
+               'MAGNUM_INVENTORY': str(site)}
+        with identities(tmp_path, REPO, provider='openstack', trustees=True,
+                        guest_host=GUEST_GATEWAY, env=env) as (_, projects, clouds_yaml, _):
+            def alice_coe(*args, ok=True):
+                return coe(clouds_yaml, 'alice', *args, ok=ok)
+
+            def settled():
+                return cli_settled(alice_coe, 'capi')
+
+            project = projects['a'].id
+            alice = lab_region_connection(clouds_yaml, 'alice')
+            alice.compute.create_keypair(name=keypair)
+            try:
+                alice_coe('cluster', 'template', 'create', 'capi', '--coe', 'kubernetes',
+                          '--image', release_image.name, '--external-network', 'public',
+                          '--keypair', keypair, '--flavor', GUEST_FLAVOR, '--master-flavor',
+                          K8S_MASTER_FLAVOR, '--floating-ip-enabled', '--network-driver',
+                          'flannel', '--labels',
+                          ','.join('%s=%s' % item for item in sorted(labels.items())))
+                began = time.monotonic()
+                alice_coe('cluster', 'create', 'capi', '--cluster-template', 'capi',
+                          '--master-count', '1', '--node-count', '1', '--timeout', '60')
+                cluster = wait_for(settled, timeout=3900, interval=30)
+                if cluster['status'] != 'CREATE_COMPLETE':
+                    pytest.fail('%s\n%s' % (cluster['status_reason'], capi_state(kubeconfig)))
+                print('create 1+1 through Cluster API: %.0f s' % (time.monotonic() - began))
+                where = tmp_path / 'config'
+                where.mkdir()
+                alice_coe('cluster', 'config', 'capi', '--dir', str(where))
+                conf = where / 'config'
+                nodes = json.loads(k8s.kubectl(conf, 'get', 'nodes', '-o', 'json'))['items']
+                servers = project_servers(cloud, project)
+                assert sorted(n['spec'].get('providerID') for n in nodes) == sorted(
+                    'openstack:///' + s.id for s in servers.values()), (nodes, servers)
+                assert all(any(c['type'] == 'Ready' and c['status'] == 'True'
+                               for c in n['status']['conditions']) for n in nodes), nodes
+                assert cluster['coe_version'] == tag and len(cluster['node_addresses']) == 1
+
+                alice_coe('cluster', 'resize', 'capi', '2')
+                cluster = wait_for(settled, timeout=3600, interval=30)
+                if cluster['status'] != 'UPDATE_COMPLETE':
+                    pytest.fail('%s\n%s' % (cluster['status_reason'], capi_state(kubeconfig)))
+                assert len(cluster['node_addresses']) == 2, cluster
+                assert len(project_servers(cloud, project)) == 3
+            finally:
+                alice_coe('cluster', 'delete', 'capi', ok=False)
+                gone = wait_for(settled, timeout=1800, interval=20)
+                alice.compute.delete_keypair(keypair, ignore_missing=True)
+            assert gone['status'] == 'GONE', gone
+            assert project_leftovers(cloud, project) == []
+            left = k8s.kubectl(kubeconfig, 'get', 'clusters,machines,secrets', '-n',
+                               'magnum-' + project.replace('-', ''), '-o', 'name', check=False)
+            assert left.stdout.strip() == '', left.stdout
+        made.delete_to_nothing()

@@ -112,8 +112,9 @@ class PlayCapi(threading.Thread):
     """Cluster API's controllers as they would act on ``objects`` (an adapter above): a
     Cluster gets its infrastructure and endpoint, the control plane becomes ready at its
     version, each MachineDeployment gets its Machines (addresses) and ready replicas; a
-    MachineDeployment listed in ``fail`` reports an error (a False Ready condition of
-    severity Error, as CAPI reports a MachineSet that cannot make Machines) instead; a
+    MachineDeployment listed in ``fail`` gets one Machine that failed for good instead (its
+    failureMessage, as CAPI mirrors it from CAPO's OpenStackMachine when Nova put the
+    server in ERROR) and a False Ready condition of severity Error; a
     Cluster whose name starts with one of ``hold`` is left provisioning; once a Cluster
     is deleted, what belongs to it goes (garbage collection)."""
 
@@ -160,13 +161,14 @@ class PlayCapi(threading.Thread):
             if name in self.fail:
                 want = {'readyReplicas': 0, 'conditions': [condition(
                     'Ready', 'False', severity='Error', reason='MachineCreationFailed',
-                    message='Flavor m1.nope could not be found')]}
+                    message='instance state ERROR is unexpected')]}
             else:
                 want = {'readyReplicas': replicas, 'replicas': replicas,
                         'updatedReplicas': replicas}
             if differs(md, want):
                 objects.patch(md, {'status': want}, status=True)
-                self.machines(md['metadata'], release, 0 if name in self.fail else replicas)
+                self.machines(md['metadata'], release, 1 if name in self.fail else replicas,
+                              failed=name in self.fail)
         # Garbage collection: what a deleted Cluster owned.
         for kind in ('KubeadmControlPlane', 'MachineDeployment', 'Machine', 'OpenStackCluster'):
             for name, obj in objects.find(kind).items():
@@ -175,7 +177,7 @@ class PlayCapi(threading.Thread):
                 if owner not in clusters:
                     objects.delete(obj)
 
-    def machines(self, owner_meta, release, count, control_plane=False):
+    def machines(self, owner_meta, release, count, control_plane=False, failed=False):
         """The owner's Machines brought to ``count`` as a MachineSet does: new ones
         numbered on, and on a scale-down those marked delete-machine first."""
         prefix = owner_meta['name'] + '-'
@@ -202,6 +204,8 @@ class PlayCapi(threading.Thread):
                          'infrastructureRef': {'apiVersion': ROOT['OpenStackCluster'],
                                                'kind': 'OpenStackMachine',
                                                'name': '%s%d' % (prefix, index)}},
-                'status': {'nodeRef': {'name': 'node-%s%d' % (prefix, index)},
-                           'addresses': [{'type': 'InternalIP', 'address': '10.6.0.%d' % (
-                               (10 if control_plane else 20) + index)}]}})
+                'status': {'failureReason': 'UpdateError',
+                           'failureMessage': 'instance state ERROR is unexpected'} if failed
+                else {'nodeRef': {'name': 'node-%s%d' % (prefix, index)},
+                      'addresses': [{'type': 'InternalIP', 'address': '10.6.0.%d' % (
+                          (10 if control_plane else 20) + index)}]}})

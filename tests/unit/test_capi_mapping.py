@@ -233,11 +233,20 @@ def test_status_is_read_from_capis_objects():
         'Machine w1: Floating IP cannot be obtained or created: 409 quota')
     md['status']['readyReplicas'] = 2
 
-    broken = obj('w1', [condition('InfrastructureReady', 'False', 'Error',
-                                  'Flavor m1.huge could not be found')])
+    # Severity Error is tried again too (CAPI's preflight checks, CAPO's calls to the
+    # cloud): in progress, CAPI's words the reason.
+    retried = obj('w1', [condition('InfrastructureReady', 'False', 'Error',
+                                   'Failed to create server: flavor m1.huge not found')])
+    found = capi.status(cluster_obj, kcp, [md], machines + [retried])
+    assert (found['state'], found['reason']) == (
+        'progressing', 'Machine w1: Failed to create server: flavor m1.huge not found')
+    # What CAPO does not try again: a server Nova put in ERROR, a TerminalError.
+    broken = obj('w1', [dict(condition('InfrastructureReady', 'False', 'Error',
+                                       'Instance is in ERROR state'),
+                             reason='InstanceStateError')])
     found = capi.status(cluster_obj, kcp, [md], machines + [broken])
     assert (found['state'], found['reason']) == (
-        'failed', 'Machine w1: Flavor m1.huge could not be found')
+        'failed', 'Machine w1: Instance is in ERROR state')
     kcp['status']['failureMessage'] = 'etcd quorum lost'
     assert 'KubeadmControlPlane rel-control-plane: etcd quorum lost' in capi.status(
         cluster_obj, kcp, [md], machines)['reason']
@@ -319,3 +328,14 @@ def test_the_kubeadm_driver_refuses_the_cluster_api_drivers_labels():
     with pytest.raises(Invalid, match='Rotating the CA of a Cluster API cluster'):
         capi_driver.check_operation('ca_rotate')
     kubeadm.check_operation('ca_rotate')
+
+
+def test_capos_floating_ips_of_a_cluster_are_known_by_their_description():
+    release = capi.names(cluster())
+    described = 'Created by cluster-api-provider-openstack cluster %s-%s' % (
+        release['namespace'], release['release'])
+    assert capi.left_by_capo({'description': described, 'port_id': None}, cluster())
+    # in use, another cluster's (a longer name sharing the prefix), or not CAPO's
+    assert not capi.left_by_capo({'description': described, 'port_id': 'p1'}, cluster())
+    assert not capi.left_by_capo({'description': described + 'x', 'port_id': None}, cluster())
+    assert not capi.left_by_capo({'description': 'magnum-cluster=%s' % UUID}, cluster())

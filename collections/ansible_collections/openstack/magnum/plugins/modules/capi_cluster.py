@@ -62,6 +62,23 @@ options:
         C(capi_helm_chart_version) label sets the version.
     type: dict
     default: {}
+  addon_provider:
+    description:
+      - Whether the management cluster runs the addon provider that installs the chart's
+        add-ons (azimuth-cloud's cluster-api-addon-provider, its C(HelmRelease) and
+        C(Manifests) kinds). Without it the chart's add-ons are off, the kubelets name their
+        server themselves (C(provider-id) C(openstack:///<server id>), no external cloud
+        provider) and the pod and service networks are the cluster's (its
+        C(flannel_network_cidr) or C(calico_ipv4pool), C(service_cluster_ip_range)): the
+        role applies the network add-on through the cluster's kubeconfig.
+    type: bool
+    default: true
+  values:
+    description:
+      - The operator's chart values (the site's: registries, kubeadm's waits, probes),
+        under those of the cluster.
+    type: dict
+    default: {}
 notes:
   - Check mode computes everything and writes nothing.
 '''
@@ -107,6 +124,8 @@ class CapiClusterModule(CloudModule):
         without_groups=dict(type='list', elements='str', default=[]),
         image=dict(type='str'),
         chart=dict(type='dict', default={}),
+        addon_provider=dict(type='bool', default=True),
+        values=dict(type='dict', default={}),
     )
 
     def act(self, conn, record):
@@ -135,7 +154,9 @@ class CapiClusterModule(CloudModule):
         auth = {'auth_url': (conn.config.config.get('auth') or {}).get('auth_url'),
                 'project_id': conn.current_project_id}
         try:
-            values = capi.values(template, record, groups, image, networks, types, auth)
+            values = capi.values(template, record, groups, image, networks, types, auth,
+                                 addon_provider=self.params['addon_provider'],
+                                 base=self.params['values'])
             if self.params['image']:
                 capi.check_upgrade(record.get('coe_version'), values['kubernetesVersion'])
         except Invalid as exc:

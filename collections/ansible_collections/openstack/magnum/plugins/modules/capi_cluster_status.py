@@ -19,7 +19,8 @@ description:
     API's message, C(progressing) naming what is not there yet - with the cluster's API
     address, Kubernetes version and node addresses.
   - With I(wait), waits for C(ready) (failing on C(failed) or after I(timeout), with the
-    reason) or, after a delete, for every one of those objects to be gone.
+    reason), for C(initialized) (the control plane answers: its kubeconfig Secret is
+    there) or, after a delete, for every one of those objects to be gone.
 extends_documentation_fragment:
   - openstack.magnum.store
 options:
@@ -32,9 +33,9 @@ options:
     type: path
     required: true
   wait:
-    description: C(none) reads once; C(ready) or C(gone) waits for that.
+    description: C(none) reads once; C(ready), C(initialized) or C(gone) waits for that.
     type: str
-    choices: [none, ready, gone]
+    choices: [none, ready, initialized, gone]
     default: none
   timeout:
     description: Seconds to wait at most.
@@ -62,7 +63,8 @@ EXAMPLES = r'''
 
 RETURN = r'''
 state:
-  description: C(ready), C(progressing), C(failed), C(missing) or, waiting for C(gone), C(gone).
+  description: C(ready), C(progressing), C(failed), C(missing) or, waiting for C(gone) or
+    C(initialized), that.
   returned: always
   type: str
 reason:
@@ -94,7 +96,7 @@ from ansible_collections.openstack.magnum.plugins.module_utils.base import Magnu
 class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):
     argument_spec = dict(
         capi_client.CapiModule.ARGS,
-        wait=dict(type='str', default='none', choices=['none', 'ready', 'gone']),
+        wait=dict(type='str', default='none', choices=['none', 'ready', 'initialized', 'gone']),
         timeout=dict(type='int', default=3600),
         interval=dict(type='int', default=5),
     )
@@ -113,19 +115,24 @@ class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):
                 found = capi.status((objects['clusters'] or [None])[0],
                                     (objects['kubeadmcontrolplanes'] or [None])[0],
                                     objects['machinedeployments'], objects['machines'])
-                done = self.params['wait'] == 'none' or found['state'] in ('ready', 'failed')
+                if self.params['wait'] == 'initialized' and found.get('initialized') and \
+                        found['state'] != 'failed':
+                    found['state'] = 'initialized'
+                done = self.params['wait'] == 'none' or \
+                    found['state'] in ('ready', 'failed', 'initialized')
             if done or time.time() >= deadline:
                 break
             time.sleep(self.params['interval'])
         facts = dict((k, v) for k, v in found.items()
-                     if k not in ('state', 'reason', 'node_count'))
+                     if k not in ('state', 'reason', 'node_count', 'initialized'))
         if self.params['wait'] != 'gone':
             facts['nodegroup_nodes'] = capi.machine_nodes(
                 objects['machines'], names['release'],
                 self.store.find('nodegroup', cluster_id=record['uuid']))
         result = dict(changed=False, state=found['state'], reason=found['reason'] or '',
                       facts=facts, ready_replicas=found.get('node_count') or {}, names=names)
-        if self.params['wait'] != 'none' and found['state'] not in ('ready', 'gone'):
+        if self.params['wait'] != 'none' and found['state'] not in ('ready', 'gone',
+                                                                    'initialized'):
             why = found['reason'] if found['state'] == 'failed' else \
                 'Timed out after %ds waiting for the cluster to be %s on the management ' \
                 'cluster: %s' % (self.params['timeout'], self.params['wait'], found['reason'])

@@ -20,10 +20,12 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import base64
+import copy
 import re
 
 from ansible_collections.openstack.magnum.plugins.module_utils.core import labels as labels_mod
 from ansible_collections.openstack.magnum.plugins.module_utils.providers import contract
+from ansible_collections.openstack.magnum.plugins.module_utils.drivers.kubeadm import k8s_config
 from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Invalid
 from ansible_collections.openstack.magnum.plugins.module_utils.core.fields import (
     check_count_range, flavor_of)
@@ -53,6 +55,12 @@ OWN_LABELS = {
     'csi_cinder_fstype': (labels_mod.STR, None),
     'csi_cinder_allow_volume_expansion': (labels_mod.BOOL, None),
 }
+# What a node's kubelet names its server when no cloud controller manager initialises the
+# nodes (no addon provider on the management cluster): the id Cluster API's OpenStack
+# provider gives the Machine, so that CAPI finds the Machine's Node. cloud-init's jinja
+# fills it on the machine (the chart's kubeadm configuration is a template already: its
+# nodes are named '{{ local_hostname }}').
+PROVIDER_ID = 'openstack:///{{ v1.instance_id }}'
 # The label values magnum-capi-helm filters user input with: what reaches the chart.
 _SAFE = re.compile(r'[^a-zA-Z0-9./ _-]+')
 
@@ -244,12 +252,32 @@ def _merge(into, extra):
     return into
 
 
-def values(template, cluster, groups, image, networks=None, volume_types=(), auth=None):
+def _without_addon_provider(found, pod_cidr, service_cidr):
+    """The values of a cluster whose add-ons no addon provider installs (the role applies
+    its network add-on through the cluster's kubeconfig): the chart's add-ons off, the
+    kubelets without an external cloud provider (whose controller would never come, its
+    taint never lifted) naming their server themselves (PROVIDER_ID), the pod and service
+    networks the network add-on is given."""
+    kubelet = {'kubeletExtraArgs': {'cloud-provider': None, 'provider-id': PROVIDER_ID}}
+    join = {'joinConfiguration': {'nodeRegistration': kubelet}}
+    _merge(found, {
+        'addons': {'enabled': False},
+        'kubeNetwork': {'pods': {'cidrBlocks': [pod_cidr]},
+                        'services': {'cidrBlocks': [service_cidr]}},
+        'controlPlane': {'kubeadmConfigSpec': dict(
+            join, initConfiguration={'nodeRegistration': kubelet})},
+        'nodeGroupDefaults': {'kubeadmConfigSpec': join}})
+
+
+def values(template, cluster, groups, image, networks=None, volume_types=(), auth=None,
+           addon_provider=True, base=None):
     """The chart's values. ``image``: the template's Glance image (``id``, ``name``,
     ``kube_version``/``properties``, ``os_distro``); ``networks``: ``external``,
     ``fixed`` and ``subnet`` ids (resolved on the cloud); ``volume_types``: the cloud's,
     for Cinder CSI's StorageClasses; ``auth``: ``auth_url`` and ``project_id`` for
-    k8s-keystone-auth."""
+    k8s-keystone-auth. ``addon_provider``: whether the management cluster has the addon
+    provider that installs the chart's add-ons (else _without_addon_provider); ``base``:
+    the operator's values (the site's: registries, kubeadm's waits), under the cluster's."""
     labels = _labels(template, cluster)
     networks = networks or {}
     names_ = names(cluster)
@@ -337,7 +365,14 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
     driver = template.get('network_driver')
     if driver:
         _merge(found, {'addons': {'cni': {'type': CNI.get(driver, _SAFE.sub('', driver))}}})
-    return found
+    if not addon_provider:
+        if (driver or 'flannel') != 'flannel':
+            raise Invalid("network_driver %s needs the addon provider on the management "
+                          "cluster (azimuth-cloud's cluster-api-addon-provider): without it "
+                          "the cluster's network add-on is flannel." % _SAFE.sub('', driver))
+        conf = k8s_config.settings(dict(cluster, labels=labels), template)
+        _without_addon_provider(found, conf['pod_cidr'], conf['service_cidr'])
+    return _merge(copy.deepcopy(base or {}), found)
 
 
 # ----------------------------------------------------------------- status from CAPI
@@ -357,14 +392,22 @@ def _true(obj, kind):
     return (_conditions(obj).get(kind) or {}).get('status') == 'True'
 
 
+# The reasons of a False condition that Cluster API's OpenStack provider does not try
+# again (its TerminalError's, a server Nova put in ERROR). Any other False condition, of
+# whatever severity, is tried again - CAPI's preflight checks and CAPO's failed calls to
+# the cloud are of severity Error too: the cluster is still in progress, CAPI's words its
+# reason, until it is ready or its create_timeout ends it.
+TERMINAL_REASONS = ('InvalidMachineSpec', 'DependencyFailed', 'InstanceStateError')
+
+
 def _failure(obj):
-    """CAPI's reason a object failed: failureMessage, else a False condition of severity
-    Error."""
+    """CAPI's reason an object failed for good: its failureMessage (failureReason), else a
+    False condition of a TERMINAL_REASONS reason."""
     status = obj.get('status') or {}
     if status.get('failureMessage') or status.get('failureReason'):
         return status.get('failureMessage') or status.get('failureReason')
     for condition in _conditions(obj).values():
-        if condition.get('status') == 'False' and condition.get('severity') == 'Error':
+        if condition.get('status') == 'False' and condition.get('reason') in TERMINAL_REASONS:
             return condition.get('message') or condition.get('reason')
     return None
 
@@ -375,7 +418,7 @@ def _name(obj):
 
 def _words(obj, kind):
     """CAPI's message on ``obj``'s False condition ``kind`` (a provider's, mirrored: CAPO's
-    transient errors, of severity Warning, while it tries again), or ''."""
+    errors while it tries again), or ''."""
     condition = _conditions(obj).get(kind) or {}
     if condition.get('status') != 'False':
         return ''
@@ -386,7 +429,8 @@ def status(cluster_obj, control_plane, deployments, machines):
     """What CAPI says of the cluster: ``state`` (``ready``, ``progressing``, ``failed``
     or ``missing``), ``reason`` (naming the object that is not there yet, or CAPI's
     message), and the cluster's fields it gives: ``api_address``, ``coe_version``,
-    ``master_addresses``, ``node_addresses``, ``node_count`` per MachineDeployment."""
+    ``master_addresses``, ``node_addresses``, ``node_count`` per MachineDeployment,
+    ``initialized`` (the control plane answers)."""
     if not cluster_obj:
         return {'state': 'missing', 'reason': 'The Cluster API Cluster does not exist.'}
     facts = {}
@@ -408,6 +452,10 @@ def status(cluster_obj, control_plane, deployments, machines):
         target = masters if 'cluster.x-k8s.io/control-plane' in labels else nodes
         target.append(addresses[0])
     facts['master_addresses'] = sorted(masters)
+    # The control plane answers (kubeadm init done; CAPI's <cluster>-kubeconfig Secret
+    # made): KubeadmControlPlane's v1beta1 status.initialized, or the Cluster's condition.
+    facts['initialized'] = bool(((control_plane or {}).get('status') or {}).get('initialized')
+                                or _true(cluster_obj, 'ControlPlaneInitialized'))
     facts['node_addresses'] = sorted(nodes)
     facts['node_count'] = dict((_name(d), (d.get('status') or {}).get('readyReplicas') or 0)
                                for d in deployments or [])
@@ -454,6 +502,16 @@ def status(cluster_obj, control_plane, deployments, machines):
     if waiting:
         return dict(facts, state='progressing', reason='; '.join(waiting))
     return dict(facts, state='ready', reason=None)
+
+
+def left_by_capo(floating_ip, cluster):
+    """Whether ``floating_ip`` (a Neutron floating IP's fields) is one CAPO allocated for
+    ``cluster`` (its description names the cluster as CAPO's names.GetDescription does:
+    ``<namespace>-<release>``) and attached to no port."""
+    names_ = names(cluster)
+    mine = 'Created by cluster-api-provider-openstack cluster %s-%s' % (
+        names_['namespace'], names_['release'])
+    return floating_ip.get('description') == mine and not floating_ip.get('port_id')
 
 
 # ------------------------------------------------------------- machines and nodes
