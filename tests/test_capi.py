@@ -194,8 +194,8 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
     operation with Cluster API's message, and the group deleted; upgraded to the next
     minor version, a downgrade refused; delete uninstalls it, waits for Cluster API,
     leaves nothing. Beside it, a cluster Cluster API does not finish within its
-    create_timeout ends CREATE_FAILED saying so, and a resize retries it to
-    UPDATE_COMPLETE once Cluster API does."""
+    create_timeout says what CAPI waits for while in progress, ends CREATE_FAILED saying
+    so, and a resize retries it to UPDATE_COMPLETE once Cluster API does."""
     from conftest import ApiServer
     from test_kubernetes import cluster_config
     from test_swarm import Rest
@@ -220,7 +220,11 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
                  '--network-driver', 'calico', '--labels',
                  'capi_helm_chart_version=0.0.0-standin')
         rest.coe('cluster', 'create', 'slow', '--cluster-template', 'capi', '--node-count',
-                 '1', '--timeout', '1')   # held by PlayCapi: it times out after 60 s
+                 '1', '--timeout', '3')   # held by PlayCapi: it times out after 3 minutes
+        # While the operation waits, its status_reason is what Cluster API waits for.
+        assert wait_for(lambda: 'infrastructure not ready' in (
+            rest.show('slow')['status_reason'] or ''), timeout=150, interval=5)
+        assert rest.show('slow')['status'] == 'CREATE_IN_PROGRESS'
         cluster = rest.create('My_CAPI-cluster', 'capi', 2)
         assert cluster['status'] == 'CREATE_COMPLETE', cluster['status_reason']
         releases = [r for r in json.loads(helm('list', '-A', '-o', 'json', '--kubeconfig',
@@ -322,7 +326,7 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
         assert slow['status'] == 'CREATE_FAILED', slow
         # (the job's create_timeout ends it: the wait for Cluster API started later)
         assert slow['status_reason'] == \
-            'Timed out after 1 minutes (create_timeout) during create.', slow['status_reason']
+            'Timed out after 3 minutes (create_timeout) during create.', slow['status_reason']
         capi_controllers.hold.clear()
         slow = rest.resize('slow', 1)
         assert slow['status'] == 'UPDATE_COMPLETE', slow['status_reason']

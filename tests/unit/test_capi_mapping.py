@@ -240,6 +240,17 @@ def test_status_is_read_from_capis_objects():
     found = capi.status(cluster_obj, kcp, [md], machines + [retried])
     assert (found['state'], found['reason']) == (
         'progressing', 'Machine w1: Failed to create server: flavor m1.huge not found')
+    # Nova's refusal of a server (CAPO's OpenStackServer keeps it; the Machine still
+    # says it waits for its bootstrap data): the reason names the server and the quota.
+    refused = obj('w2', [dict(condition(
+        'InstanceReady', 'False', 'Error', 'error creating Openstack instance: ... 403 ... '
+        'Quota exceeded for instances: Requested 1, but already used 2 of 2 instances'),
+        reason='InstanceCreateFailed')], instanceState='ERROR')
+    found = capi.status(cluster_obj, kcp, [md], machines, [refused])
+    assert found['state'] == 'progressing'
+    assert found['reason'].endswith(
+        'OpenStackServer w2: error creating Openstack instance: ... 403 ... Quota exceeded '
+        'for instances: Requested 1, but already used 2 of 2 instances'), found['reason']
     # What CAPO does not try again: a server Nova put in ERROR, a TerminalError.
     broken = obj('w1', [dict(condition('InfrastructureReady', 'False', 'Error',
                                        'Instance is in ERROR state'),

@@ -69,13 +69,13 @@ options:
         C(Manifests) kinds). Without it the chart's add-ons are off, the kubelets name their
         server themselves (C(provider-id) C(openstack:///<server id>), no external cloud
         provider) and the pod and service networks are the cluster's (its
-        C(flannel_network_cidr) or C(calico_ipv4pool), C(service_cluster_ip_range)): the
+        C(flannel_network_cidr) or C(calico_ipv4pool), C(service_cluster_ip_range)) - the
         role applies the network add-on through the cluster's kubeconfig.
     type: bool
     default: true
   values:
     description:
-      - The operator's chart values (the site's: registries, kubeadm's waits, probes),
+      - The operator's chart values (the site's - registries, kubeadm's waits, probes),
         under those of the cluster.
     type: dict
     default: {}

@@ -18,9 +18,11 @@ description:
     plane are ready and every MachineDeployment runs its replicas, C(failed) with Cluster
     API's message, C(progressing) naming what is not there yet - with the cluster's API
     address, Kubernetes version and node addresses.
+  - While it waits for C(ready) or C(initialized), the cluster's C(status_reason) says what
+    Cluster API says it waits for (written when it changes, while the operation runs).
   - With I(wait), waits for C(ready) (failing on C(failed) or after I(timeout), with the
-    reason), for C(initialized) (the control plane answers: its kubeconfig Secret is
-    there) or, after a delete, for every one of those objects to be gone.
+    reason), for C(initialized) (the control plane answers, its kubeconfig Secret
+    is there) or, after a delete, for every one of those objects to be gone.
 extends_documentation_fragment:
   - openstack.magnum.store
 options:
@@ -48,7 +50,8 @@ options:
 requirements:
   - kubernetes
 notes:
-  - Reading changes nothing; check mode reads as well.
+  - Reading changes nothing but the status_reason of a cluster in progress; check mode
+    reads only.
 '''
 
 EXAMPLES = r'''
@@ -91,6 +94,7 @@ import time
 
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi, capi_client
 from ansible_collections.openstack.magnum.plugins.module_utils.base import MagnumModule
+from ansible_collections.openstack.magnum.plugins.module_utils.core.errors import Conflict
 
 
 class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):
@@ -103,6 +107,7 @@ class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):
 
     def act(self, record, names, api):
         deadline = time.time() + self.params['timeout']
+        said = record.get('status_reason')
         while True:
             objects = capi_client.read(api, names)
             if self.params['wait'] == 'gone':
@@ -114,12 +119,15 @@ class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):
             else:
                 found = capi.status((objects['clusters'] or [None])[0],
                                     (objects['kubeadmcontrolplanes'] or [None])[0],
-                                    objects['machinedeployments'], objects['machines'])
+                                    objects['machinedeployments'], objects['machines'],
+                                    objects['openstackservers'])
                 if self.params['wait'] == 'initialized' and found.get('initialized') and \
                         found['state'] != 'failed':
                     found['state'] = 'initialized'
                 done = self.params['wait'] == 'none' or \
                     found['state'] in ('ready', 'failed', 'initialized')
+                if not done:
+                    said = self._say(record, found['reason'], said)
             if done or time.time() >= deadline:
                 break
             time.sleep(self.params['interval'])
@@ -138,6 +146,20 @@ class CapiClusterStatusModule(capi_client.CapiModule, MagnumModule):
                 'cluster: %s' % (self.params['timeout'], self.params['wait'], found['reason'])
             self.fail_json(msg='Cluster API: %s' % why, **result)
         self.exit_json(**result)
+
+    def _say(self, record, reason, said):
+        """While waiting, the cluster's status_reason says what Cluster API says it waits
+        for (a user's `openstack coe cluster show` within one read), written when it
+        changes and only while the operation runs (its status unchanged)."""
+        if not reason or reason == said or self.check_mode or \
+                not str(record.get('status') or '').endswith('_IN_PROGRESS'):
+            return said
+        try:
+            self.store.update('cluster', record['uuid'], {'status_reason': reason[:1000]},
+                              expect_status=record['status'])
+        except Conflict:
+            pass   # the operation ended or was cancelled meanwhile: its status says so
+        return reason
 
 
 def main():

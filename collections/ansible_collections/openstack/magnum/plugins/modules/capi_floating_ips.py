@@ -16,7 +16,7 @@ description:
     its OpenStack provider (CAPO) allocated for it that are attached to no port - CAPO
     describes them C(Created by cluster-api-provider-openstack cluster <namespace>-<release>).
     CAPO allocates the API server's floating IP with the cluster, but only its machine
-    controller deletes it, from the control plane's server that has it: a cluster deleted
+    controller deletes it, from the control plane's server that has it - a cluster deleted
     before that server got its address would leave it in the project.
   - An address attached to a port is left alone (it is in use).
 extends_documentation_fragment:

@@ -425,10 +425,11 @@ def _words(obj, kind):
     return (condition.get('message') or '').strip()[:300]
 
 
-def status(cluster_obj, control_plane, deployments, machines):
+def status(cluster_obj, control_plane, deployments, machines, servers=()):
     """What CAPI says of the cluster: ``state`` (``ready``, ``progressing``, ``failed``
     or ``missing``), ``reason`` (naming the object that is not there yet, or CAPI's
-    message), and the cluster's fields it gives: ``api_address``, ``coe_version``,
+    message; ``servers``: CAPO's OpenStackServers), and the cluster's fields it gives:
+    ``api_address``, ``coe_version``,
     ``master_addresses``, ``node_addresses``, ``node_count`` per MachineDeployment,
     ``initialized`` (the control plane answers)."""
     if not cluster_obj:
@@ -496,9 +497,13 @@ def status(cluster_obj, control_plane, deployments, machines):
         elif spec is not None and updated is not None and updated < spec:
             waiting.append('MachineDeployment %s: %d of %d replicas updated'
                            % (_name(deployment), updated, spec))
-    # A machine whose server CAPO cannot make yet (quota, a port, a floating IP) says why.
-    machine_words = ((_name(m), _words(m, 'InfrastructureReady')) for m in machines or [])
-    waiting += ['Machine %s: %s' % said for said in machine_words if said[1]][:3]
+    # A machine whose server CAPO cannot make (quota, a port, a floating IP) says why: on
+    # the Machine (mirrored from its OpenStackMachine), or on its OpenStackServer, where
+    # CAPO keeps Nova's refusal (a server it could not create is in ERROR; CAPI's health
+    # check replaces its Machine).
+    said = [('Machine', _name(m), _words(m, 'InfrastructureReady')) for m in machines or []]
+    said += [('OpenStackServer', _name(s), _words(s, 'InstanceReady')) for s in servers or []]
+    waiting += ['%s %s: %s' % item for item in said if item[2]][:3]
     if waiting:
         return dict(facts, state='progressing', reason='; '.join(waiting))
     return dict(facts, state='ready', reason=None)

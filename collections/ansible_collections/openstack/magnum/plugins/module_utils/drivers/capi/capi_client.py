@@ -25,11 +25,15 @@ except ImportError:
     KUBERNETES_ERROR = traceback.format_exc()
 
 VERSION = 'v1beta1'
-KINDS = (('cluster.x-k8s.io', 'clusters'),
-         ('controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes'),
-         ('cluster.x-k8s.io', 'machinedeployments'),
-         ('cluster.x-k8s.io', 'machines'),
-         ('infrastructure.cluster.x-k8s.io', 'openstackclusters'))
+# (group, plural, version): CAPO's OpenStackServers (v1alpha1, one per Machine's server)
+# hold what Nova said of a server CAPO could not make, its OpenStackMachine does not.
+KINDS = (('cluster.x-k8s.io', 'clusters', VERSION),
+         ('controlplane.cluster.x-k8s.io', 'kubeadmcontrolplanes', VERSION),
+         ('cluster.x-k8s.io', 'machinedeployments', VERSION),
+         ('cluster.x-k8s.io', 'machines', VERSION),
+         ('infrastructure.cluster.x-k8s.io', 'openstackclusters', VERSION),
+         ('infrastructure.cluster.x-k8s.io', 'openstackservers', 'v1alpha1'))
+CLUSTER_LABEL = 'cluster.x-k8s.io/cluster-name'
 
 
 def connect(kubeconfig):
@@ -39,13 +43,14 @@ def connect(kubeconfig):
 
 def read(api, names):
     """The release's objects by plural: those named after it (its Cluster,
-    OpenStackCluster, KubeadmControlPlane) and those of its cluster (spec.clusterName)."""
+    OpenStackCluster, KubeadmControlPlane) and those of its cluster (spec.clusterName, or
+    CAPI's cluster-name label); a kind the management cluster does not serve has none."""
     found = {}
     own = {'clusters': names['release'], 'openstackclusters': names['release'],
            'kubeadmcontrolplanes': names['release'] + '-control-plane'}
-    for group, plural in KINDS:
+    for group, plural, version in KINDS:
         try:
-            items = api.list_namespaced_custom_object(group, VERSION, names['namespace'],
+            items = api.list_namespaced_custom_object(group, version, names['namespace'],
                                                       plural)['items']
         except ApiException as exc:
             if exc.status != 404:
@@ -54,6 +59,8 @@ def read(api, names):
             items = []
         found[plural] = [obj for obj in items
                          if (obj.get('spec') or {}).get('clusterName') == names['release']
+                         or ((obj['metadata'].get('labels') or {}).get(CLUSTER_LABEL)
+                             == names['release'] and plural == 'openstackservers')
                          or obj['metadata']['name'] == own.get(plural)]
     return found
 
