@@ -169,6 +169,13 @@ class PlayCapi(threading.Thread):
                 objects.patch(md, {'status': want}, status=True)
                 self.machines(md['metadata'], release, 1 if name in self.fail else replicas,
                               failed=name in self.fail)
+        # A deleted MachineDeployment's Machines go with it (its MachineSets' deletion).
+        deployments = objects.find('MachineDeployment')
+        for name, machine in objects.find('Machine').items():
+            owner = ((machine.get('metadata') or {}).get('labels') or {}).get(
+                'cluster.x-k8s.io/deployment-name')
+            if owner and owner not in deployments:
+                objects.delete(machine)
         # Garbage collection: what a deleted Cluster owned.
         for kind in ('KubeadmControlPlane', 'MachineDeployment', 'Machine', 'OpenStackCluster'):
             for name, obj in objects.find(kind).items():
