@@ -240,6 +240,13 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
         assert wait_for(lambda: rest.show('My_CAPI-cluster')['health_status'] == 'HEALTHY',
                         timeout=180, interval=2)
         namespace = 'magnum-' + cluster['project_id'].replace('-', '').lower()
+        # No load balancer: the API server's floating IP is the driver's (CAPO would
+        # delete an address of its own with the first control plane machine replaced).
+        held = [ip for ip in conn.network.ips(project_id=conn.current_project_id)
+                if ip.description == 'Magnum cluster %s API server (Cluster API)'
+                % cluster['uuid']]
+        assert [ip.floating_ip_address for ip in held] == [objects.find(
+            'OpenStackCluster', namespace)[release]['spec']['apiServerFloatingIP']], held
         secrets = objects.find('Secret', namespace)
         assert 'sh.helm.release.v1.%s.v1' % release in secrets
         clouds = base64.b64decode(
@@ -340,6 +347,7 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
         left = [(kind, sorted(objects.find(kind, namespace))) for kind in (
             'Cluster', 'KubeadmControlPlane', 'MachineDeployment', 'Machine', 'Secret')]
         assert all(not names for _kind, names in left), left
+        assert conn.network.find_ip(held[0].id) is None
     finally:
         capi_controllers.stop.set()
         server.stop()

@@ -1128,6 +1128,19 @@ def capi_slow_values(probes):
             'healthCheck': {'spec': {'nodeStartupTimeout': '10m0s'}}}}
 
 
+def release_copy(cloud, release_image, tmp_path):
+    """The release image uploaded again under another name (another image id, the same
+    release; playbooks/cloud_image.yml from its build cache); the caller deletes it."""
+    name = release_image.name + '-b'
+    (tmp_path / 'release-copy').mkdir()
+    env = playbook_env(tmp_path / 'release-copy')
+    built = run(env, 'ansible-playbook', 'playbooks/cloud_image.yml', '-e', json.dumps({
+        'cloud_image_cloud': LAB_CLOUD, 'cloud_image_name': name,
+        'cloud_image_kube_tag': release_image.properties['kube_version']}))
+    assert built.returncode == 0, built.stdout[-3000:]
+    return cloud.image.find_image(name, ignore_missing=False)
+
+
 def project_leftovers(cloud, project_id):
     """What a project still has of what Cluster API's OpenStack provider makes: servers,
     networks, routers, security groups (but its default one), floating IPs."""
@@ -1169,10 +1182,11 @@ def test_a_cluster_through_cluster_api_on_guests(cloud, release_image, tmp_path)
     release image: CAPO makes the network, router, security groups, servers and the API's
     floating IP, cloud-init runs kubeadm, the driver applies flannel through the cluster's
     kubeconfig, CREATE_COMPLETE from CAPI's conditions, both nodes Ready with the id CAPO
-    gave their Machine; resized to 2 workers; resized to 3 in a project out of instances:
-    the status reason says so in Nova's words through CAPO's while the operation runs
-    (item 6); deleted as it stands: nothing left in the project nor on the management
-    cluster."""
+    gave their Machine; upgraded to another image (every server replaced by CAPI's roll,
+    the API's address kept, the kubeconfig still working); resized to 2 workers; resized
+    to 3 in a project out of instances: the status reason says so in Nova's words through
+    CAPO's while the operation runs (item 6); deleted as it stands: nothing left in the
+    project nor on the management cluster."""
     import test_capi
     import test_kubernetes as k8s
     tag = release_image.properties['kube_version']
@@ -1200,6 +1214,7 @@ def test_a_cluster_through_cluster_api_on_guests(cloud, release_image, tmp_path)
             project = projects['a'].id
             alice = lab_region_connection(clouds_yaml, 'alice')
             alice.compute.create_keypair(name=keypair)
+            newer = None
             try:
                 alice_coe('cluster', 'template', 'create', 'capi', '--coe', 'kubernetes',
                           '--image', release_image.name, '--external-network', 'public',
@@ -1226,6 +1241,33 @@ def test_a_cluster_through_cluster_api_on_guests(cloud, release_image, tmp_path)
                 assert all(any(c['type'] == 'Ready' and c['status'] == 'True'
                                for c in n['status']['conditions']) for n in nodes), nodes
                 assert cluster['coe_version'] == tag and len(cluster['node_addresses']) == 1
+
+                # Upgraded to a template of another image of the same release: Cluster API
+                # rolls every machine (the control plane first, a new one joining before
+                # the old goes), the API server keeping its floating IP throughout (the
+                # driver's: CAPO's own would go with the first control plane machine).
+                newer = release_copy(cloud, release_image, tmp_path)
+                alice_coe('cluster', 'template', 'create', 'capi-b', '--coe', 'kubernetes',
+                          '--image', newer.name, '--external-network', 'public',
+                          '--keypair', keypair, '--flavor', GUEST_FLAVOR, '--master-flavor',
+                          K8S_MASTER_FLAVOR, '--floating-ip-enabled', '--network-driver',
+                          'flannel', '--labels',
+                          ','.join('%s=%s' % item for item in sorted(labels.items())))
+                before = set(s.id for s in servers.values())
+                began = time.monotonic()
+                alice_coe('cluster', 'upgrade', 'capi', 'capi-b')
+                upgraded = wait_for(settled, timeout=3600, interval=30)
+                if upgraded['status'] != 'UPDATE_COMPLETE':
+                    pytest.fail('%s\n%s' % (upgraded.get('status_reason'),
+                                            capi_state(kubeconfig)))
+                print('upgrade 1+1 through Cluster API: %.0f s' % (time.monotonic() - began))
+                assert upgraded['api_address'] == cluster['api_address'], upgraded
+                servers = project_servers(cloud, project)
+                assert len(servers) == 2 and not before & set(s.id for s in servers.values())
+                assert all(s.image.id == newer.id for s in servers.values()), servers
+                nodes = json.loads(k8s.kubectl(conf, 'get', 'nodes', '-o', 'json'))['items']
+                assert sorted(n['spec'].get('providerID') for n in nodes) == sorted(
+                    'openstack:///' + s.id for s in servers.values()), (nodes, servers)
 
                 alice_coe('cluster', 'resize', 'capi', '2')
                 cluster = wait_for(settled, timeout=3600, interval=30)
@@ -1256,6 +1298,8 @@ def test_a_cluster_through_cluster_api_on_guests(cloud, release_image, tmp_path)
                 alice_coe('cluster', 'delete', 'capi', ok=False)
                 gone = wait_for(settled, timeout=1800, interval=20)
                 alice.compute.delete_keypair(keypair, ignore_missing=True)
+                if newer is not None:
+                    cloud.image.delete_image(newer)
             assert gone['status'] == 'GONE', gone
             assert project_leftovers(cloud, project) == []
             left = k8s.kubectl(kubeconfig, 'get', 'clusters,machines,secrets', '-n',

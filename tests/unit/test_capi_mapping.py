@@ -213,8 +213,27 @@ def test_status_is_read_from_capis_objects():
     kcp['status']['version'] = 'v1.34.1'
     md['status']['updatedReplicas'] = 1
     assert capi.status(cluster_obj, kcp, [md], machines)['reason'] == (
-        'MachineDeployment rel-default-worker: 1 of 2 replicas updated')
+        'MachineDeployment rel-default-worker: 1 of 2 machines updated')
     md['status']['updatedReplicas'] = 2
+    assert capi.status(cluster_obj, kcp, [md], machines)['state'] == 'ready'
+    # A new image at the same version: the objects stay ready while CAPI rolls every
+    # machine - a change its controller has not seen yet, a control plane machine not yet
+    # of the spec, an old machine not gone yet are not done.
+    kcp['metadata']['generation'], kcp['status']['observedGeneration'] = 3, 2
+    kcp['spec']['replicas'], kcp['status']['updatedReplicas'] = 1, 0
+    assert capi.status(cluster_obj, kcp, [md], machines)['reason'] == (
+        'KubeadmControlPlane rel-control-plane: its change not yet seen by its controller')
+    kcp['status']['observedGeneration'] = 3
+    assert capi.status(cluster_obj, kcp, [md], machines)['reason'] == (
+        'KubeadmControlPlane rel-control-plane: 0 of 1 machines updated')
+    kcp['status']['updatedReplicas'], kcp['status']['replicas'] = 1, 2
+    assert capi.status(cluster_obj, kcp, [md], machines)['reason'] == (
+        'KubeadmControlPlane rel-control-plane: 2 machines, 1 wanted')
+    kcp['status']['replicas'] = 1
+    md['status']['replicas'] = 3
+    assert capi.status(cluster_obj, kcp, [md], machines)['reason'] == (
+        'MachineDeployment rel-default-worker: 3 machines, 2 wanted')
+    md['status']['replicas'] = 2
     assert capi.status(cluster_obj, kcp, [md], machines)['state'] == 'ready'
 
     # CAPO's transient errors (severity Warning: it tries again), mirrored by CAPI onto
@@ -341,12 +360,38 @@ def test_the_kubeadm_driver_refuses_the_cluster_api_drivers_labels():
     kubeadm.check_operation('ca_rotate')
 
 
-def test_capos_floating_ips_of_a_cluster_are_known_by_their_description():
+def test_the_api_floating_ips_of_a_cluster_are_known_by_their_description():
     release = capi.names(cluster())
     described = 'Created by cluster-api-provider-openstack cluster %s-%s' % (
         release['namespace'], release['release'])
-    assert capi.left_by_capo({'description': described, 'port_id': None}, cluster())
-    # in use, another cluster's (a longer name sharing the prefix), or not CAPO's
-    assert not capi.left_by_capo({'description': described, 'port_id': 'p1'}, cluster())
-    assert not capi.left_by_capo({'description': described + 'x', 'port_id': None}, cluster())
-    assert not capi.left_by_capo({'description': 'magnum-cluster=%s' % UUID}, cluster())
+    ours = capi.api_floating_ip_description(cluster())
+    assert ours == 'Magnum cluster %s API server (Cluster API)' % UUID
+    assert capi.left_behind({'description': described, 'port_id': None}, cluster())
+    assert capi.left_behind({'description': ours, 'port_id': None}, cluster())
+    # in use, another cluster's (a longer name sharing the prefix), or neither's
+    assert not capi.left_behind({'description': described, 'port_id': 'p1'}, cluster())
+    assert not capi.left_behind({'description': ours, 'port_id': 'p1'}, cluster())
+    assert not capi.left_behind({'description': described + 'x', 'port_id': None}, cluster())
+    assert not capi.left_behind({'description': 'magnum-cluster=%s' % UUID}, cluster())
+
+
+def test_without_a_load_balancer_the_api_server_keeps_a_floating_ip_of_the_drivers():
+    """CAPO deletes an address it allocated with the control plane machine holding it (the
+    cluster's endpoint gone at the first machine replaced): the driver gives its own where
+    no load balancer fronts the API and a floating IP is wanted, unless the operator's
+    values name one."""
+    networks = {'external': 'ext-id'}
+    one = cluster(master_count=1, master_lb_enabled=False)
+    found = capi.values(TEMPLATE, one, groups(), IMAGE, networks)
+    assert capi.api_floating_ip_wanted(found)
+    given = capi.values(TEMPLATE, one, groups(), IMAGE, networks, api_floating_ip='192.0.2.7')
+    assert given['apiServer']['floatingIP'] == '192.0.2.7'
+    assert not capi.api_floating_ip_wanted(given)
+    assert not capi.api_floating_ip_wanted(capi.values(
+        TEMPLATE, dict(one, master_lb_enabled=True), groups(), IMAGE, networks))
+    assert not capi.api_floating_ip_wanted(capi.values(
+        dict(TEMPLATE, floating_ip_enabled=False), one, groups(), IMAGE, networks))
+    assert not capi.api_floating_ip_wanted(capi.values(TEMPLATE, one, groups(), IMAGE))
+    assert not capi.api_floating_ip_wanted(capi.values(
+        TEMPLATE, one, groups(), IMAGE, networks,
+        base={'apiServer': {'floatingIP': '192.0.2.9'}}))

@@ -21,6 +21,13 @@ description:
     id, C(os_distro) and C(kube_version) properties), the external and fixed networks'
     and subnet's ids, the volume types (Cinder CSI's StorageClasses), the Keystone URL and
     project (k8s-keystone-auth) - so a bad reference fails here, before anything is made.
+  - Without a load balancer in front of the API server but with a floating IP for it, the
+    cluster's first release is given an address the driver allocates in the cluster's
+    project on the external network (the chart's C(apiServer.floatingIP), described
+    C(Magnum cluster <uuid> API server (Cluster API))); later releases keep it. Left
+    to Cluster API's OpenStack provider, the address would go with the first control
+    plane machine replaced (an upgrade, a health check's remediation). Module
+    M(openstack.magnum.capi_floating_ips) deletes it with the cluster.
 extends_documentation_fragment:
   - openstack.magnum.store
   - openstack.magnum.cloud
@@ -157,6 +164,10 @@ class CapiClusterModule(CloudModule):
             values = capi.values(template, record, groups, image, networks, types, auth,
                                  addon_provider=self.params['addon_provider'],
                                  base=self.params['values'])
+            if capi.api_floating_ip_wanted(values):
+                address = self._api_floating_ip(conn, record, networks['external'])
+                if address:
+                    values['apiServer']['floatingIP'] = address
             if self.params['image']:
                 capi.check_upgrade(record.get('coe_version'), values['kubernetesVersion'])
         except Invalid as exc:
@@ -173,6 +184,20 @@ class CapiClusterModule(CloudModule):
         self.exit_json(changed=changed, names=capi.names(record),
                        chart=capi.chart(template, self.params['chart']),
                        kube_version=values['kubernetesVersion'])
+
+    def _api_floating_ip(self, conn, record, network_id):
+        """The address the driver holds for the cluster's API server: found by its
+        description, else allocated if the cluster has no endpoint yet (its first release;
+        not in check mode)."""
+        description = capi.api_floating_ip_description(record)
+        for ip in conn.network.ips(project_id=conn.current_project_id):
+            if ip.description == description:
+                return ip.floating_ip_address
+        if record.get('api_address') or self.check_mode:
+            return None
+        # Neutron's refusal (quota, no address left) fails the module in its words
+        return conn.network.create_ip(floating_network_id=network_id,
+                                      description=description).floating_ip_address
 
     def _find(self, find, ident, what):
         found = find(ident, ignore_missing=True)

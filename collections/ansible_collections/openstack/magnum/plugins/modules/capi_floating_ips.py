@@ -8,16 +8,18 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: capi_floating_ips
-short_description: Delete the floating IPs Cluster API's OpenStack provider left of a cluster
+short_description: Delete the API server floating IPs left of a Cluster API cluster
 version_added: 0.1.0
 author: openstack.magnum contributors (@openstack)
 description:
   - After Cluster API removed a cluster of the C(k8s_capi_helm) driver, the floating IPs
-    its OpenStack provider (CAPO) allocated for it that are attached to no port - CAPO
-    describes them C(Created by cluster-api-provider-openstack cluster <namespace>-<release>).
-    CAPO allocates the API server's floating IP with the cluster, but only its machine
-    controller deletes it, from the control plane's server that has it - a cluster deleted
-    before that server got its address would leave it in the project.
+    made for its API server that are attached to no port - the one the driver allocated
+    (module M(openstack.magnum.capi_cluster); described
+    C(Magnum cluster <uuid> API server (Cluster API))), which Cluster API's OpenStack
+    provider (CAPO) never deletes, and one CAPO allocated for a cluster made before that,
+    described C(Created by cluster-api-provider-openstack cluster <namespace>-<release>) -
+    only CAPO's machine controller deletes those, from the control plane's server that
+    has it - a cluster deleted before that server got its address would leave it.
   - An address attached to a port is left alone (it is in use).
 extends_documentation_fragment:
   - openstack.magnum.store
@@ -28,7 +30,7 @@ notes:
 '''
 
 EXAMPLES = r'''
-- name: Delete what CAPO left of cluster k8s
+- name: Delete the API server floating IPs left of cluster k8s
   openstack.magnum.capi_floating_ips:
     cluster: k8s
     cloud: mycloud
@@ -52,7 +54,7 @@ class CapiFloatingIpsModule(CloudModule):
 
     def act(self, conn, record):
         left = [ip for ip in conn.network.ips(project_id=conn.current_project_id)
-                if capi.left_by_capo(ip.to_dict(computed=False), record)]
+                if capi.left_behind(ip.to_dict(computed=False), record)]
         if not self.check_mode:
             for ip in left:
                 conn.network.delete_ip(ip, ignore_missing=True)

@@ -270,14 +270,15 @@ def _without_addon_provider(found, pod_cidr, service_cidr):
 
 
 def values(template, cluster, groups, image, networks=None, volume_types=(), auth=None,
-           addon_provider=True, base=None):
+           addon_provider=True, base=None, api_floating_ip=None):
     """The chart's values. ``image``: the template's Glance image (``id``, ``name``,
     ``kube_version``/``properties``, ``os_distro``); ``networks``: ``external``,
     ``fixed`` and ``subnet`` ids (resolved on the cloud); ``volume_types``: the cloud's,
     for Cinder CSI's StorageClasses; ``auth``: ``auth_url`` and ``project_id`` for
     k8s-keystone-auth. ``addon_provider``: whether the management cluster has the addon
     provider that installs the chart's add-ons (else _without_addon_provider); ``base``:
-    the operator's values (the site's: registries, kubeadm's waits), under the cluster's."""
+    the operator's values (the site's: registries, kubeadm's waits), under the cluster's;
+    ``api_floating_ip``: the address the API server keeps (see api_floating_ip_wanted)."""
     labels = _labels(template, cluster)
     networks = networks or {}
     names_ = names(cluster)
@@ -365,6 +366,8 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
     driver = template.get('network_driver')
     if driver:
         _merge(found, {'addons': {'cni': {'type': CNI.get(driver, _SAFE.sub('', driver))}}})
+    if api_floating_ip:
+        _merge(found, {'apiServer': {'floatingIP': api_floating_ip}})
     if not addon_provider:
         if (driver or 'flannel') != 'flannel':
             raise Invalid("network_driver %s needs the addon provider on the management "
@@ -423,6 +426,25 @@ def _words(obj, kind):
     if condition.get('status') != 'False':
         return ''
     return (condition.get('message') or '').strip()[:300]
+
+
+def _rolling(obj):
+    """What a KubeadmControlPlane or MachineDeployment still rolls out (None when
+    nothing): its controller has not seen its spec yet, machines not of the spec yet, or
+    more machines than wanted (old ones not gone yet) - a new image at the same version
+    rolls every machine while the object stays ready."""
+    generation = (obj.get('metadata') or {}).get('generation')
+    status_ = obj.get('status') or {}
+    seen = status_.get('observedGeneration')
+    if generation is not None and seen is not None and seen < generation:
+        return 'its change not yet seen by its controller'
+    spec = (obj.get('spec') or {}).get('replicas')
+    updated, replicas = status_.get('updatedReplicas'), status_.get('replicas')
+    if spec is not None and updated is not None and updated < spec:
+        return '%d of %d machines updated' % (updated, spec)
+    if spec is not None and replicas is not None and replicas > spec:
+        return '%d machines, %d wanted' % (replicas, spec)
+    return None
 
 
 def status(cluster_obj, control_plane, deployments, machines, servers=()):
@@ -486,6 +508,10 @@ def status(cluster_obj, control_plane, deployments, machines, servers=()):
         if wanted and running and wanted != running:
             waiting.append('KubeadmControlPlane %s: at %s, upgrading to %s'
                            % (_name(control_plane), running, wanted))
+        else:
+            rolling = _rolling(control_plane)
+            if rolling:
+                waiting.append('KubeadmControlPlane %s: %s' % (_name(control_plane), rolling))
     for deployment in deployments or []:
         spec = (deployment.get('spec') or {}).get('replicas')
         status_ = deployment.get('status') or {}
@@ -494,9 +520,9 @@ def status(cluster_obj, control_plane, deployments, machines, servers=()):
         if spec is not None and ready < spec:
             waiting.append('MachineDeployment %s: %d of %d replicas ready'
                            % (_name(deployment), ready, spec))
-        elif spec is not None and updated is not None and updated < spec:
-            waiting.append('MachineDeployment %s: %d of %d replicas updated'
-                           % (_name(deployment), updated, spec))
+        elif _rolling(deployment):
+            waiting.append('MachineDeployment %s: %s' % (_name(deployment),
+                                                        _rolling(deployment)))
     # A machine whose server CAPO cannot make (quota, a port, a floating IP) says why: on
     # the Machine (mirrored from its OpenStackMachine), or on its OpenStackServer, where
     # CAPO keeps Nova's refusal (a server it could not create is in ERROR; CAPI's health
@@ -509,14 +535,37 @@ def status(cluster_obj, control_plane, deployments, machines, servers=()):
     return dict(facts, state='ready', reason=None)
 
 
-def left_by_capo(floating_ip, cluster):
-    """Whether ``floating_ip`` (a Neutron floating IP's fields) is one CAPO allocated for
-    ``cluster`` (its description names the cluster as CAPO's names.GetDescription does:
-    ``<namespace>-<release>``) and attached to no port."""
+def api_floating_ip_description(cluster):
+    """The description of the floating IP the driver allocates for ``cluster``'s API."""
+    return 'Magnum cluster %s API server (Cluster API)' % cluster['uuid']
+
+
+def api_floating_ip_wanted(chart_values):
+    """Whether the driver gives the API server a floating IP of its own (the chart's
+    ``apiServer.floatingIP``): no load balancer, a floating IP wanted, none given by the
+    operator. Left to CAPO, the address is allocated by the cluster's controller but
+    deleted by the machine controller with the control plane machine holding it, so the
+    first control plane machine replaced (an upgrade's roll, a health check's
+    remediation) takes the cluster's endpoint with it, and a project member cannot
+    allocate that address again (Neutron's policy): given in the spec, CAPO never deletes
+    it. OpenStackCluster's spec is immutable there, so only a cluster's first release
+    gets one."""
+    api = chart_values.get('apiServer') or {}
+    return not api.get('enableLoadBalancer') and bool(api.get('associateFloatingIP')) and \
+        not api.get('floatingIP') and bool(
+            (chart_values.get('clusterNetworking') or {}).get('externalNetworkId'))
+
+
+def left_behind(floating_ip, cluster):
+    """Whether ``floating_ip`` (a Neutron floating IP's fields) is one made for
+    ``cluster``'s API server - by the driver (api_floating_ip_description) or by CAPO (its
+    description names the cluster as CAPO's names.GetDescription does:
+    ``<namespace>-<release>``) - and attached to no port."""
     names_ = names(cluster)
-    mine = 'Created by cluster-api-provider-openstack cluster %s-%s' % (
+    capo = 'Created by cluster-api-provider-openstack cluster %s-%s' % (
         names_['namespace'], names_['release'])
-    return floating_ip.get('description') == mine and not floating_ip.get('port_id')
+    return floating_ip.get('description') in (capo, api_floating_ip_description(cluster)) \
+        and not floating_ip.get('port_id')
 
 
 # ------------------------------------------------------------- machines and nodes
