@@ -1,7 +1,9 @@
 """The Cluster API driver's mapping (module_utils/drivers/capi/capi.py): names, the
 openstack-cluster chart's values, and the cluster's state read from CAPI's objects."""
 
+import os
 import re
+import subprocess
 
 import pytest
 from ansible_collections.openstack.magnum.plugins.module_utils.drivers.capi import capi
@@ -71,9 +73,11 @@ def test_values_map_the_template_cluster_groups_and_labels():
         'osDistro': 'ubuntu',
         'controlPlane': {'machineFlavor': 'm1.large', 'machineCount': 3,
                          'healthCheck': {'enabled': False},
-                         'machineRootVolume': {'volumeType': 'ssd', 'diskSize': 40}},
+                         'machineRootVolume': {'volumeType': 'ssd', 'diskSize': 40},
+                         'kubeadmConfigSpec': {'preKubeadmCommands': [capi.JOIN_RETRY]}},
         'nodeGroupDefaults': {
             'healthCheck': {'enabled': False},
+            'kubeadmConfigSpec': {'preKubeadmCommands': [capi.JOIN_RETRY]},
             'machineRootVolume': {'volumeType': 'ssd', 'diskSize': 40},
             'machineNetworking': {'ports': [{}, {'network': {'name': 'storage-net'},
                                                  'securityGroups': []}]}},
@@ -373,6 +377,51 @@ def test_the_api_floating_ips_of_a_cluster_are_known_by_their_description():
     assert not capi.left_behind({'description': ours, 'port_id': 'p1'}, cluster())
     assert not capi.left_behind({'description': described + 'x', 'port_id': None}, cluster())
     assert not capi.left_behind({'description': 'magnum-cluster=%s' % UUID}, cluster())
+
+
+def test_a_failed_join_is_tried_again_and_the_operators_commands_kept():
+    """CAPI runs a machine's kubeadm join once: the driver's shell function, defined first
+    in the same cloud-init script, wraps it (tried again after a reset, the certificates
+    CAPI wrote kept); the operator's pre-kubeadm commands follow it."""
+    site = {'controlPlane': {'kubeadmConfigSpec': {'preKubeadmCommands': ['echo site']}}}
+    found = capi.values(TEMPLATE, cluster(master_count=1), groups(), IMAGE, base=site)
+    assert found['controlPlane']['kubeadmConfigSpec']['preKubeadmCommands'] == [
+        capi.JOIN_RETRY, 'echo site']
+    assert found['nodeGroupDefaults']['kubeadmConfigSpec']['preKubeadmCommands'] == [
+        capi.JOIN_RETRY]
+
+
+def test_the_join_retry_runs_in_clouds_init_shell(tmp_path):
+    """The function in a script as cloud-init's runcmd makes it (one /bin/sh script, CAPI's
+    join line after it), kubeadm and sleep stand-ins on the PATH: a join failing twice is
+    reset and run again until it succeeds, then CAPI's sentinel is written; an init runs
+    once as it is; a join failing every time gives up after 5 and writes no sentinel."""
+    bin_ = tmp_path / 'bin'
+    bin_.mkdir()
+    calls = tmp_path / 'calls'
+    (bin_ / 'kubeadm').write_text(
+        '#!/bin/sh\necho "$*" >> %s\n[ "$1" = join ] && [ "$(grep -c ^join %s)" -le '
+        '"$FAILS" ] && exit 1\nexit 0\n' % (calls, calls))
+    (bin_ / 'sleep').write_text('#!/bin/sh\nexit 0\n')
+    for tool in ('kubeadm', 'sleep'):
+        (bin_ / tool).chmod(0o755)
+    script = tmp_path / 'runcmd'
+    script.write_text('#!/bin/sh\n%s\nkubeadm join --config /run/kubeadm/j.yaml && echo '
+                      'success > %s\nkubeadm init --config /run/kubeadm/kubeadm.yaml\n'
+                      % (capi.JOIN_RETRY, tmp_path / 'sentinel'))
+
+    def run(fails):
+        calls.write_text('')
+        subprocess.run(['/bin/sh', str(script)], check=False, capture_output=True, env=dict(
+            os.environ, PATH='%s:%s' % (bin_, os.environ['PATH']), FAILS=str(fails)))
+        return calls.read_text().splitlines()
+    join, reset = 'join --config /run/kubeadm/j.yaml', 'reset -f'
+    init = 'init --config /run/kubeadm/kubeadm.yaml'
+    assert run(2) == [join, reset, join, reset, join, init]
+    assert (tmp_path / 'sentinel').read_text() == 'success\n'
+    (tmp_path / 'sentinel').unlink()
+    assert run(9) == [join, reset] * 5 + [init]
+    assert not (tmp_path / 'sentinel').exists()
 
 
 def test_without_a_load_balancer_the_api_server_keeps_a_floating_ip_of_the_drivers():

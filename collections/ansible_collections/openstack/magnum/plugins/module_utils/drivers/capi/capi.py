@@ -252,6 +252,35 @@ def _merge(into, extra):
     return into
 
 
+# Cluster API runs a machine's `kubeadm join` once (cloud-init's runcmd, its sentinel file
+# written on success; v1beta2 dropped useExperimentalRetryJoin): a join whose reads of the
+# control plane time out on a loaded master (kubeadm's 10 s for the kubeadm-config and
+# kube-proxy ConfigMaps, seen on TCG guests while a control plane machine joined) leaves the
+# machine without a node until a health check replaces it. runcmd is one shell script, so
+# a function defined before the join wraps it: a failed join is reset and tried again, 5
+# times 20 s apart, as the kubeadm driver retries its joins - the certificates CAPI wrote
+# (a control plane machine's) kept across the reset, which empties the certificates'
+# directory. An init is left alone.
+JOIN_RETRY = (
+    "kubeadm() { [ \"$1\" = join ] || { command kubeadm \"$@\"; return; }; "
+    "cp -a /etc/kubernetes/pki /run/kubeadm/pki.given 2>/dev/null; "
+    "for attempt in 1 2 3 4 5; do command kubeadm \"$@\" && return 0; "
+    "echo \"kubeadm join failed (attempt $attempt of 5): reset, again in 20 s\" >&2; "
+    "command kubeadm reset -f; "
+    "[ -d /run/kubeadm/pki.given ] && cp -a /run/kubeadm/pki.given/. /etc/kubernetes/pki/; "
+    "sleep 20; done; return 1; }")
+
+
+def _join_retried(found):
+    """JOIN_RETRY first among the control plane's and the node groups' pre-kubeadm
+    commands (the operator's kept after it)."""
+    for part in (found.setdefault('controlPlane', {}),
+                 found.setdefault('nodeGroupDefaults', {})):
+        spec = part.setdefault('kubeadmConfigSpec', {})
+        spec['preKubeadmCommands'] = [JOIN_RETRY] + [
+            c for c in spec.get('preKubeadmCommands') or [] if c != JOIN_RETRY]
+
+
 def _without_addon_provider(found, pod_cidr, service_cidr):
     """The values of a cluster whose add-ons no addon provider installs (the role applies
     its network add-on through the cluster's kubeconfig): the chart's add-ons off, the
@@ -375,7 +404,9 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
                           "the cluster's network add-on is flannel." % _SAFE.sub('', driver))
         conf = k8s_config.settings(dict(cluster, labels=labels), template)
         _without_addon_provider(found, conf['pod_cidr'], conf['service_cidr'])
-    return _merge(copy.deepcopy(base or {}), found)
+    found = _merge(copy.deepcopy(base or {}), found)
+    _join_retried(found)
+    return found
 
 
 # ----------------------------------------------------------------- status from CAPI
@@ -516,13 +547,12 @@ def status(cluster_obj, control_plane, deployments, machines, servers=()):
         spec = (deployment.get('spec') or {}).get('replicas')
         status_ = deployment.get('status') or {}
         ready = status_.get('readyReplicas') or 0
-        updated = status_.get('updatedReplicas')
         if spec is not None and ready < spec:
             waiting.append('MachineDeployment %s: %d of %d replicas ready'
                            % (_name(deployment), ready, spec))
         elif _rolling(deployment):
-            waiting.append('MachineDeployment %s: %s' % (_name(deployment),
-                                                        _rolling(deployment)))
+            waiting.append('MachineDeployment %s: %s'
+                           % (_name(deployment), _rolling(deployment)))
     # A machine whose server CAPO cannot make (quota, a port, a floating IP) says why: on
     # the Machine (mirrored from its OpenStackMachine), or on its OpenStackServer, where
     # CAPO keeps Nova's refusal (a server it could not create is in ERROR; CAPI's health
