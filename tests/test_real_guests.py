@@ -1101,7 +1101,7 @@ def capi_slow_values(probes):
     """The operator's chart values (capi_helm_values) for a cloud without KVM, as the
     kubeadm driver's settings give its masters: kubeadm's waits (Cluster API's v1beta1
     names them), the static pods' probes patched (k8s_config's patches, kubeadm's
-    patches directory), a joining control plane's etcd given 10 minutes, the one master's
+    patches directory), the waits v1beta1 cannot name in kubeadm's files, the one master's
     controllers electing no leader, a worker that never joined replaced after 10 minutes,
     and no registry mirror (the guests reach none: the release image has every image)."""
     import yaml
@@ -1111,17 +1111,20 @@ def capi_slow_values(probes):
                for name, patch in sorted(k8s_config.control_plane_patches(conf).items())]
     no_election = {'extraArgs': {'leader-elect': 'false'}}
     discovery = {'discovery': {'timeout': CAPI_SLOW_TIMEOUTS['discovery']}}
-    # kubeadm's wait for a joining control plane's etcd (etcdAPICall, 2 minutes) ran out on
-    # TCG guests; Cluster API's v1beta1 cannot name it: set in the join's configuration
-    # before kubeadm reads it (a preKubeadmCommand runs after cloud-init wrote the file).
-    etcd_wait = (
-        "python3 -c 'import os, yaml; p = \"/run/kubeadm/kubeadm-join-config.yaml\"; "
-        "docs = list(yaml.safe_load_all(open(p))) if os.path.exists(p) else []; "
-        "[d.setdefault(\"timeouts\", {}).update(etcdAPICall=\"10m0s\") for d in docs "
-        "if d and d.get(\"kind\") == \"JoinConfiguration\"]; "
-        "docs and yaml.safe_dump_all(docs, open(p, \"w\"))'")
+    # kubeadm's waits Cluster API's v1beta1 cannot name ran out on TCG guests (an init's
+    # API calls, kubernetesAPICall's minute; a joining control plane's etcd, etcdAPICall's
+    # 2 minutes): set in the init's or join's configuration before kubeadm reads it (a
+    # preKubeadmCommand runs after cloud-init wrote the file).
+    waits = (
+        "python3 -c 'import json, os, yaml\n"
+        "for p in (\"/run/kubeadm/kubeadm.yaml\", \"/run/kubeadm/kubeadm-join-config.yaml\"):\n"
+        "    docs = list(yaml.safe_load_all(open(p))) if os.path.exists(p) else []\n"
+        "    [d.setdefault(\"timeouts\", {}).update(json.loads(%s)) for d in docs\n"
+        "     if d and d.get(\"kind\") in (\"InitConfiguration\", \"JoinConfiguration\")]\n"
+        "    docs and yaml.safe_dump_all(docs, open(p, \"w\"))'"
+        % json.dumps(json.dumps(dict(CAPI_SLOW_TIMEOUTS, etcdAPICall='10m0s'))))
     return {'registryMirrors': None, 'controlPlane': {'kubeadmConfigSpec': {
-        'preKubeadmCommands': [etcd_wait],
+        'preKubeadmCommands': [waits],
         'files': patches,
         'clusterConfiguration': {
             'apiServer': {
