@@ -175,13 +175,8 @@ def main():
                     results = {}
                     for template, more in (('kubeadm', {}),
                                            ('capi', {'capi_helm_chart_version': '0.0.0-capi'})):
-                        alice_coe('cluster', 'template', 'create', template, '--coe',
-                                  'kubernetes', '--image', image.name, '--external-network',
-                                  'public', '--keypair', keypair, '--flavor', rg.GUEST_FLAVOR,
-                                  '--master-flavor', rg.K8S_MASTER_FLAVOR,
-                                  '--floating-ip-enabled', '--network-driver', 'flannel',
-                                  '--labels', ','.join('%s=%s' % item for item in sorted(
-                                      dict(labels, **more).items())))
+                        rg.k8s_template(alice_coe, template, image.name, keypair,
+                                        dict(labels, **more))
                         results[template] = one_cluster(alice_coe, template, server.proc.pid,
                                                         containers, work)
                         print(template, json.dumps(results[template]), flush=True)

@@ -1141,6 +1141,17 @@ def capi_slow_values(probes):
             'healthCheck': {'spec': {'nodeStartupTimeout': '10m0s'}}}}
 
 
+def k8s_template(user_coe, name, image, keypair, labels):
+    """A user's Kubernetes template on the lab's guests: ``image``, the master and worker
+    flavors of these tests, a floating IP per node, flannel, ``labels`` (the driver's
+    choice among them: capi_helm_chart_version is Cluster API's)."""
+    user_coe('cluster', 'template', 'create', name, '--coe', 'kubernetes', '--image', image,
+             '--external-network', 'public', '--keypair', keypair, '--flavor', GUEST_FLAVOR,
+             '--master-flavor', K8S_MASTER_FLAVOR, '--floating-ip-enabled',
+             '--network-driver', 'flannel', '--labels',
+             ','.join('%s=%s' % item for item in sorted(labels.items())))
+
+
 def release_copy(cloud, release_image, tmp_path):
     """The release image uploaded again under another name (another image id, the same
     release; playbooks/cloud_image.yml from its build cache); the caller deletes it."""
@@ -1229,12 +1240,7 @@ def test_a_cluster_through_cluster_api_on_guests(cloud, release_image, tmp_path)
             alice.compute.create_keypair(name=keypair)
             newer = None
             try:
-                alice_coe('cluster', 'template', 'create', 'capi', '--coe', 'kubernetes',
-                          '--image', release_image.name, '--external-network', 'public',
-                          '--keypair', keypair, '--flavor', GUEST_FLAVOR, '--master-flavor',
-                          K8S_MASTER_FLAVOR, '--floating-ip-enabled', '--network-driver',
-                          'flannel', '--labels',
-                          ','.join('%s=%s' % item for item in sorted(labels.items())))
+                k8s_template(alice_coe, 'capi', release_image.name, keypair, labels)
                 began = time.monotonic()
                 alice_coe('cluster', 'create', 'capi', '--cluster-template', 'capi',
                           '--master-count', '1', '--node-count', '1', '--timeout', '60')
@@ -1260,12 +1266,7 @@ def test_a_cluster_through_cluster_api_on_guests(cloud, release_image, tmp_path)
                 # the old goes), the API server keeping its floating IP throughout (the
                 # driver's: CAPO's own would go with the first control plane machine).
                 newer = release_copy(cloud, release_image, tmp_path)
-                alice_coe('cluster', 'template', 'create', 'capi-b', '--coe', 'kubernetes',
-                          '--image', newer.name, '--external-network', 'public',
-                          '--keypair', keypair, '--flavor', GUEST_FLAVOR, '--master-flavor',
-                          K8S_MASTER_FLAVOR, '--floating-ip-enabled', '--network-driver',
-                          'flannel', '--labels',
-                          ','.join('%s=%s' % item for item in sorted(labels.items())))
+                k8s_template(alice_coe, 'capi-b', newer.name, keypair, labels)
                 before = set(s.id for s in servers.values())
                 began = time.monotonic()
                 alice_coe('cluster', 'upgrade', 'capi', 'capi-b')

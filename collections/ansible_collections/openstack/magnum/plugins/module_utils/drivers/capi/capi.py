@@ -299,15 +299,14 @@ def _without_addon_provider(found, pod_cidr, service_cidr):
 
 
 def values(template, cluster, groups, image, networks=None, volume_types=(), auth=None,
-           addon_provider=True, base=None, api_floating_ip=None):
+           addon_provider=True, base=None):
     """The chart's values. ``image``: the template's Glance image (``id``, ``name``,
     ``kube_version``/``properties``, ``os_distro``); ``networks``: ``external``,
     ``fixed`` and ``subnet`` ids (resolved on the cloud); ``volume_types``: the cloud's,
     for Cinder CSI's StorageClasses; ``auth``: ``auth_url`` and ``project_id`` for
     k8s-keystone-auth. ``addon_provider``: whether the management cluster has the addon
     provider that installs the chart's add-ons (else _without_addon_provider); ``base``:
-    the operator's values (the site's: registries, kubeadm's waits), under the cluster's;
-    ``api_floating_ip``: the address the API server keeps (see api_floating_ip_wanted)."""
+    the operator's values (the site's: registries, kubeadm's waits), under the cluster's."""
     labels = _labels(template, cluster)
     networks = networks or {}
     names_ = names(cluster)
@@ -395,8 +394,6 @@ def values(template, cluster, groups, image, networks=None, volume_types=(), aut
     driver = template.get('network_driver')
     if driver:
         _merge(found, {'addons': {'cni': {'type': CNI.get(driver, _SAFE.sub('', driver))}}})
-    if api_floating_ip:
-        _merge(found, {'apiServer': {'floatingIP': api_floating_ip}})
     if not addon_provider:
         if (driver or 'flannel') != 'flannel':
             raise Invalid("network_driver %s needs the addon provider on the management "
