@@ -319,6 +319,20 @@ def through_openstack_coe(conn, lab, tmp_path, objects, kubeconfig, chart):
         assert cluster['coe_version'] == 'v1.34.1'
         assert objects.find('KubeadmControlPlane')[release + '-control-plane']['spec'][
             'version'] == 'v1.34.1'
+        assert objects.find('MachineDeployment')[release + '-default-worker']['spec'][
+            'template']['spec']['version'] == 'v1.34.1'
+        # ... in two releases: the control plane first, the node groups on their image
+        # until Cluster API had rolled it (Kubernetes' version skew policy), then theirs.
+        base = ['-n', releases[0]['namespace'], '--kubeconfig', str(kubeconfig), '-o', 'json']
+        last = max(r['revision'] for r in json.loads(helm('history', release, *base)))
+        first, second = (json.loads(helm('get', 'values', release, '--revision', str(n), *base))
+                         for n in (last - 1, last))
+        assert (first['machineImageId'], first['kubernetesVersion']) == (newer.id, '1.34.1')
+        assert (first['nodeGroupDefaults']['machineImageId'],
+                first['nodeGroupDefaults']['kubernetesVersion']) == (image.id, '1.33.3')
+        assert (second['machineImageId'], second['kubernetesVersion']) == (newer.id, '1.34.1')
+        assert 'machineImageId' not in second['nodeGroupDefaults'] and \
+            'kubernetesVersion' not in second['nodeGroupDefaults'], second
         rest.coe('cluster', 'upgrade', 'My_CAPI-cluster', 'capi')
         cluster = rest.settled('My_CAPI-cluster')
         assert cluster['status'] == 'UPDATE_FAILED'

@@ -61,6 +61,16 @@ options:
         C(kube_version) may not be below the cluster's C(coe_version) nor skip a minor
         version.
     type: str
+  control_plane_first:
+    description:
+      - With I(image), the values of an upgrade's first release - the control plane on
+        I(image), the node groups kept on the image they run now (the template's, its
+        Kubernetes version) - as Kubernetes' version skew policy wants it (kubelets never
+        newer than the API server) and Cluster API's ClusterClass does it. Its second
+        release, once Cluster API has rolled the control plane, is the module without
+        it. RV(staged) says whether there is a second.
+    type: bool
+    default: false
   chart:
     description:
       - The operator's chart, over the default (C(openstack-cluster) 0.27.0 of
@@ -112,6 +122,13 @@ kube_version:
   description: The Kubernetes version of the image.
   returned: always
   type: str
+staged:
+  description:
+    - Whether these are the values of an upgrade's first release (I(control_plane_first)
+      and node groups on another image than I(image)); the upgrade's second release
+      follows once Cluster API has rolled the control plane.
+  returned: always
+  type: bool
 '''
 
 import json
@@ -130,6 +147,7 @@ class CapiClusterModule(CloudModule):
         node_counts=dict(type='dict', default={}),
         without_groups=dict(type='list', elements='str', default=[]),
         image=dict(type='str'),
+        control_plane_first=dict(type='bool', default=False),
         chart=dict(type='dict', default={}),
         addon_provider=dict(type='bool', default=True),
         values=dict(type='dict', default={}),
@@ -168,8 +186,13 @@ class CapiClusterModule(CloudModule):
                 address = self._api_floating_ip(conn, record, networks['external'])
                 if address:
                     values['apiServer']['floatingIP'] = address
+            staged = False
             if self.params['image']:
                 capi.check_upgrade(record.get('coe_version'), values['kubernetesVersion'])
+                if self.params['control_plane_first']:
+                    now = self._find(conn.image.find_image, template['image_id'], 'image')
+                    staged = capi.node_groups_kept(values, dict(
+                        now.to_dict(), properties=dict(now.properties or {}))) is not None
         except Invalid as exc:
             self.fail_json(msg=str(exc))
         text = json.dumps(values, indent=2, sort_keys=True)
@@ -183,7 +206,7 @@ class CapiClusterModule(CloudModule):
                 or changed
         self.exit_json(changed=changed, names=capi.names(record),
                        chart=capi.chart(template, self.params['chart']),
-                       kube_version=values['kubernetesVersion'])
+                       kube_version=values['kubernetesVersion'], staged=staged)
 
     def _api_floating_ip(self, conn, record, network_id):
         """The address the driver holds for the cluster's API server: found by its

@@ -271,6 +271,21 @@ JOIN_RETRY = (
     "sleep 20; done; return 1; }")
 
 
+def node_groups_kept(found, image):
+    """``found`` (an upgrade's values) with its node groups left on ``image``, the one
+    they run now, while the control plane moves to the values' image: an upgrade's first
+    release. Kubernetes' version skew policy wants the control plane upgraded before the
+    kubelets (never newer than the API server), as Cluster API's ClusterClass sequences
+    it; without it CAPI rolls the MachineDeployments and the KubeadmControlPlane at once.
+    None when the node groups' image is the values' own (nothing to keep)."""
+    if image['id'] == found['machineImageId']:
+        return None
+    defaults = found.setdefault('nodeGroupDefaults', {})
+    defaults['machineImageId'] = image['id']
+    defaults['kubernetesVersion'] = kube_version(image)
+    return found
+
+
 def _join_retried(found):
     """JOIN_RETRY first among the control plane's and the node groups' pre-kubeadm
     commands (the operator's kept after it)."""
