@@ -164,9 +164,7 @@ class CapiClusterModule(CloudModule):
             for key in (group['uuid'], group['name']):
                 if key in targets:
                     group['node_count'] = int(targets[key])
-        image = self._find(conn.image.find_image, self.params['image'] or template['image_id'],
-                           'image')
-        image = dict(image.to_dict(), properties=dict(image.properties or {}))
+        image = self._image(conn, self.params['image'] or template['image_id'])
         networks = {
             'external': self._id(conn.network.find_network, template.get('external_network_id'),
                                  'external network'),
@@ -190,9 +188,8 @@ class CapiClusterModule(CloudModule):
             if self.params['image']:
                 capi.check_upgrade(record.get('coe_version'), values['kubernetesVersion'])
                 if self.params['control_plane_first']:
-                    now = self._find(conn.image.find_image, template['image_id'], 'image')
-                    staged = capi.node_groups_kept(values, dict(
-                        now.to_dict(), properties=dict(now.properties or {}))) is not None
+                    staged = capi.node_groups_kept(
+                        values, self._image(conn, template['image_id']))
         except Invalid as exc:
             self.fail_json(msg=str(exc))
         text = json.dumps(values, indent=2, sort_keys=True)
@@ -221,6 +218,11 @@ class CapiClusterModule(CloudModule):
         # Neutron's refusal (quota, no address left) fails the module in its words
         return conn.network.create_ip(floating_network_id=network_id,
                                       description=description).floating_ip_address
+
+    def _image(self, conn, ident):
+        """The Glance image ``ident`` as capi.values reads it (its properties a dict)."""
+        image = self._find(conn.image.find_image, ident, 'image')
+        return dict(image.to_dict(), properties=dict(image.properties or {}))
 
     def _find(self, find, ident, what):
         found = find(ident, ignore_missing=True)

@@ -272,18 +272,18 @@ JOIN_RETRY = (
 
 
 def node_groups_kept(found, image):
-    """``found`` (an upgrade's values) with its node groups left on ``image``, the one
-    they run now, while the control plane moves to the values' image: an upgrade's first
+    """Leave the node groups of ``found`` (an upgrade's values) on ``image``, the one they
+    run now, while the control plane moves to the values' image: an upgrade's first
     release. Kubernetes' version skew policy wants the control plane upgraded before the
     kubelets (never newer than the API server), as Cluster API's ClusterClass sequences
     it; without it CAPI rolls the MachineDeployments and the KubeadmControlPlane at once.
-    None when the node groups' image is the values' own (nothing to keep)."""
+    Whether anything was kept (False when ``image`` is the values' own)."""
     if image['id'] == found['machineImageId']:
-        return None
+        return False
     defaults = found.setdefault('nodeGroupDefaults', {})
     defaults['machineImageId'] = image['id']
     defaults['kubernetesVersion'] = kube_version(image)
-    return found
+    return True
 
 
 def _join_retried(found):
